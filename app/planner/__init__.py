@@ -1,0 +1,32 @@
+"""(model, hardware, wishes) -> LaunchPlan with reasons (no Qt)."""
+
+from app.planner.fallback import next_fallback
+from app.planner.memory import Correction, predict
+from app.planner.plan import LaunchPlan, plan, plan_for_devices
+from app.planner.types import (
+    Device,
+    DeviceBreakdown,
+    PlanDoesNotFitError,
+    PlannerError,
+    Pins,
+    Settings,
+    Usage,
+    Wishes,
+)
+
+__all__ = [
+    "Correction",
+    "Device",
+    "DeviceBreakdown",
+    "LaunchPlan",
+    "PlanDoesNotFitError",
+    "PlannerError",
+    "Pins",
+    "Settings",
+    "Usage",
+    "Wishes",
+    "next_fallback",
+    "plan",
+    "plan_for_devices",
+    "predict",
+]

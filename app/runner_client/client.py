@@ -1,0 +1,204 @@
+"""A small typed client for the runner's HTTP API (no Qt).
+
+Every failure becomes a :class:`RunnerError` whose ``str()`` is a sentence the chat window can
+show as it is: the GUI never has to interpret an httpx exception.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+
+log = logging.getLogger(__name__)
+
+
+class RunnerError(Exception):
+    """Something went wrong talking to the runner; ``str()`` says what and what to do."""
+
+
+class RunnerUnreachable(RunnerError):
+    """Nothing answers at the runner's address: it has exited or is not started."""
+
+
+class RunnerAuthError(RunnerError):
+    """The runner refused our key (another process on that port, or a restarted runner)."""
+
+
+class RunnerApiError(RunnerError):
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Health:
+    status: str  # "loading" | "ok" | "error"
+    progress: float = 0.0
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class StreamEnd:
+    finish_reason: str
+    usage: dict[str, Any] | None
+
+
+class RunnerClient:
+    """Synchronous client; use one per thread (the chat worker has its own)."""
+
+    def __init__(self, base_url: str, key: str | None, timeout: float = 5.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        # Reads can wait for a long prompt to be processed; connecting must not.
+        self._http = httpx2.Client(base_url=self.base_url, headers=headers,
+                                   timeout=httpx2.Timeout(timeout, read=None), trust_env=False)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> RunnerClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- calls --------------------------------------------------------------------------------
+
+    def health(self) -> Health:
+        resp = self._request("GET", "/health", expect=(200, 500, 503))
+        body = _json(resp)
+        return Health(status=str(body.get("status", "error")),
+                      progress=float(body.get("progress", 1.0 if resp.status_code == 200 else 0.0)),
+                      message=str(body.get("message", "")))
+
+    def status(self) -> dict[str, Any]:
+        return _json(self._request("GET", "/runner/status"))
+
+    def models(self) -> list[dict[str, Any]]:
+        return list(_json(self._request("GET", "/v1/models")).get("data", []))
+
+    def chat(self, messages: list[dict[str, Any]], **params: Any) -> dict[str, Any]:
+        body = {"messages": messages, "stream": False, **params}
+        return _json(self._request("POST", "/v1/chat/completions", json=body))
+
+    def stream_chat(self, messages: list[dict[str, Any]], **params: Any) -> ChatStream:
+        """Open a streaming chat; iterate the result for text deltas, then read ``.end``."""
+        body = {"messages": messages, "stream": True,
+                "stream_options": {"include_usage": True}, **params}
+        request = self._http.build_request("POST", "/v1/chat/completions", json=body)
+        try:
+            resp = self._http.send(request, stream=True)
+        except httpx2.HTTPError as exc:
+            raise _transport_error(self.base_url, exc) from None
+        if resp.status_code != 200:
+            resp.read()
+            resp.close()
+            raise _api_error(resp)
+        return ChatStream(resp, self.base_url)
+
+    def _request(self, method: str, path: str, expect: tuple[int, ...] = (200,),
+                 **kwargs: Any) -> httpx2.Response:
+        try:
+            resp = self._http.request(method, path, **kwargs)
+        except httpx2.HTTPError as exc:
+            raise _transport_error(self.base_url, exc) from None
+        if resp.status_code not in expect:
+            raise _api_error(resp)
+        return resp
+
+
+class ChatStream:
+    """Iterates text deltas of a streamed chat completion. ``close()`` stops the generation."""
+
+    def __init__(self, resp: httpx2.Response, base_url: str) -> None:
+        self._resp = resp
+        self._base_url = base_url
+        self.end: StreamEnd | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        finish = ""
+        usage = None
+        try:
+            for data in iter_sse(self._resp.iter_lines()):
+                if data == "[DONE]":
+                    break
+                event = json.loads(data)
+                if "error" in event:
+                    err = event["error"]
+                    raise RunnerApiError(500, str(err.get("message", "generation failed")),
+                                         err.get("code"))
+                if event.get("usage"):
+                    usage = event["usage"]
+                for choice in event.get("choices", ()):
+                    text = choice.get("delta", {}).get("content")
+                    if text:
+                        yield text
+                    if choice.get("finish_reason"):
+                        finish = choice["finish_reason"]
+        except httpx2.HTTPError as exc:
+            raise _transport_error(self._base_url, exc) from None
+        finally:
+            self._resp.close()
+        self.end = StreamEnd(finish or "stop", usage)
+
+    def close(self) -> None:
+        self._resp.close()
+
+
+def iter_sse(lines: Iterator[str]) -> Iterator[str]:
+    """The ``data:`` payloads of a server-sent event stream (multi-line data joined)."""
+    buf: list[str] = []
+    for line in lines:
+        if not line:
+            if buf:
+                yield "\n".join(buf)
+                buf = []
+            continue
+        if line.startswith(":"):
+            continue  # comment / keep-alive
+        field, _, value = line.partition(":")
+        if field == "data":
+            buf.append(value[1:] if value.startswith(" ") else value)
+    if buf:
+        yield "\n".join(buf)
+
+
+def _json(resp: httpx2.Response) -> dict[str, Any]:
+    try:
+        body = resp.json()
+    except ValueError:
+        raise RunnerError(f"The runner sent a reply that is not JSON (HTTP {resp.status_code}).") \
+            from None
+    if not isinstance(body, dict):
+        raise RunnerError("The runner sent an unexpected reply.")
+    return body
+
+
+def _api_error(resp: httpx2.Response) -> RunnerError:
+    if resp.status_code == 401:
+        return RunnerAuthError("The runner refused Hearth's key. Another program may be using "
+                               "that port; restart the model.")
+    message, code = f"The runner answered HTTP {resp.status_code}.", None
+    try:
+        err = resp.json().get("error", {})
+        message = str(err.get("message") or message)
+        code = err.get("code")
+    except (ValueError, AttributeError):
+        pass
+    return RunnerApiError(resp.status_code, message, code)
+
+
+def _transport_error(base_url: str, exc: httpx2.HTTPError) -> RunnerError:
+    if isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout):
+        return RunnerUnreachable(f"The model runner is not answering at {base_url}. It may have "
+                                 "stopped: load the model again.")
+    if isinstance(exc, httpx2.RemoteProtocolError | httpx2.ReadError):
+        return RunnerUnreachable("The model runner closed the connection (it may have crashed or "
+                                 "been stopped). Load the model again to continue.")
+    return RunnerError(f"Talking to the model runner failed: {exc}")

@@ -1,0 +1,43 @@
+"""Build the runner's command line and environment (pure, unit-tested; Vorta style).
+
+The key travels in the environment, never on the command line: any local user can read another
+process's argv.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RunnerLaunch:
+    program: str
+    args: list[str]
+    env: dict[str, str] = field(repr=False)
+    key: str = field(repr=False)
+
+
+def runner_program() -> list[str]:
+    """How to start the runner: this interpreter with ``-m runner`` (a frozen build will ship a
+    runner executable per backend and return its path here)."""
+    override = os.environ.get("HEARTH_RUNNER")
+    if override:
+        return [override]
+    return [sys.executable, "-m", "runner"]
+
+
+def build_launch(model: str, flags: list[str] | None = None,
+                 base_env: Mapping[str, str] | None = None,
+                 key: str | None = None) -> RunnerLaunch:
+    """The ``serve`` command for ``model`` with extra runner ``flags`` (e.g. from a plan)."""
+    key = key or secrets.token_urlsafe(32)
+    env = dict(os.environ if base_env is None else base_env)
+    env["HEARTH_API_KEY"] = key
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    prog, *pre = runner_program()
+    args = [*pre, "serve", "--model", model, "--host", "127.0.0.1", "--port", "0", *(flags or [])]
+    return RunnerLaunch(program=prog, args=args, env=env, key=key)

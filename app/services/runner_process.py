@@ -1,0 +1,223 @@
+"""The runner child process, as a QObject with signals.
+
+No thread: QProcess delivers output through the event loop. The runner's stdout carries one
+"listening" line; stderr carries JSON log lines, kept so a failure can be explained in the
+runner's own words. Health is polled off the GUI thread through the task runner.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from enum import Enum
+
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
+
+from app.runner_client import RunnerClient, RunnerError
+from app.runner_client.command import RunnerLaunch, build_launch
+from app.services.tasks import TaskRunner
+
+log = logging.getLogger(__name__)
+
+POLL_MS = 150
+STOP_GRACE_MS = 2500  # the runner promises to exit within 2 s of stdin closing
+
+
+class RunnerState(Enum):
+    STOPPED = "stopped"
+    STARTING = "starting"  # process started, not yet listening
+    LOADING = "loading"
+    READY = "ready"
+    STOPPING = "stopping"
+    FAILED = "failed"
+
+
+class RunnerProcess(QObject):
+    state_changed = Signal(object)  # RunnerState
+    progress = Signal(float)  # 0..1, llama.cpp's real load progress
+    ready = Signal()
+    failed = Signal(str)  # a sentence for the user
+    log_event = Signal(dict)  # each JSON log line from the runner
+
+    def __init__(self, tasks: TaskRunner, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._tasks = tasks
+        self._proc: QProcess | None = None
+        self._launch: RunnerLaunch | None = None
+        self._client: RunnerClient | None = None
+        self._state = RunnerState.STOPPED
+        self._stdout = b""
+        self._stderr = b""
+        self._last_error = ""
+        self._generation = 0  # bumps on each start so stale poll results are dropped
+        self.url = ""
+        self.model = ""
+
+    @property
+    def state(self) -> RunnerState:
+        return self._state
+
+    @property
+    def key(self) -> str | None:
+        return self._launch.key if self._launch else None
+
+    def start(self, model: str, flags: list[str] | None = None) -> None:
+        if self._proc is not None:
+            raise RuntimeError("stop the running model first")
+        self._generation += 1
+        self.model = model
+        self._launch = launch = build_launch(model, flags)
+        self._stdout = self._stderr = b""
+        self._last_error = ""
+        self.url = ""
+        proc = QProcess(self)
+        env = QProcessEnvironment()
+        for k, v in launch.env.items():
+            env.insert(k, v)
+        proc.setProcessEnvironment(env)
+        proc.readyReadStandardOutput.connect(self._on_stdout)
+        proc.readyReadStandardError.connect(self._on_stderr)
+        proc.finished.connect(self._on_finished)
+        proc.errorOccurred.connect(self._on_error)
+        self._proc = proc
+        self._set_state(RunnerState.STARTING)
+        log.info("starting runner for %s", model)
+        proc.start(launch.program, launch.args)  # stdin stays open: closing it stops the runner
+
+    def stop(self) -> None:
+        """Ask politely (close stdin), then terminate, then kill; never blocks."""
+        proc = self._proc
+        if proc is None or self._state == RunnerState.STOPPING:
+            return
+        self._set_state(RunnerState.STOPPING)
+        proc.closeWriteChannel()
+        QTimer.singleShot(STOP_GRACE_MS, lambda p=proc: self._escalate(p, kill=False))
+
+    def stop_and_wait(self, msecs: int = 3000) -> None:
+        """For application exit only: the window is closing, a short wait is expected."""
+        proc = self._proc
+        if proc is None:
+            return
+        self._set_state(RunnerState.STOPPING)
+        proc.closeWriteChannel()
+        if not proc.waitForFinished(msecs):
+            proc.kill()
+            proc.waitForFinished(1000)
+
+    def client(self) -> RunnerClient:
+        """A new client for the current runner (callers own and close it)."""
+        if not self.url or self._launch is None:
+            raise RunnerError("No model is loaded.")
+        return RunnerClient(self.url, self._launch.key)
+
+    # ---- process events ------------------------------------------------------------------
+
+    def _escalate(self, proc: QProcess, kill: bool) -> None:
+        if proc is not self._proc or proc.state() == QProcess.ProcessState.NotRunning:
+            return
+        if kill:
+            log.warning("runner did not stop; killing it")
+            proc.kill()
+        else:
+            proc.terminate()
+            QTimer.singleShot(1000, lambda: self._escalate(proc, kill=True))
+
+    def _on_stdout(self) -> None:
+        assert self._proc is not None
+        self._stdout += bytes(self._proc.readAllStandardOutput().data())
+        while b"\n" in self._stdout and not self.url:
+            line, self._stdout = self._stdout.split(b"\n", 1)
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "listening" and isinstance(event.get("url"), str):
+                self.url = event["url"]
+                self._client = RunnerClient(self.url, self.key, timeout=2.0)
+                self._set_state(RunnerState.LOADING)
+                self._poll(self._generation)
+
+    def _on_stderr(self) -> None:
+        assert self._proc is not None
+        self._stderr += bytes(self._proc.readAllStandardError().data())
+        *lines, self._stderr = self._stderr.split(b"\n")
+        for raw in lines:
+            if not raw.strip():
+                continue
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                event = {"level": "info", "msg": raw.decode("utf-8", "replace")}
+            if not isinstance(event, dict):
+                continue
+            if event.get("level") in ("error", "critical"):
+                self._last_error = str(event.get("msg", ""))
+            self.log_event.emit(event)
+
+    def _on_error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart:
+            program = self._launch.program if self._launch else "?"
+            self._fail(f"The model runner could not be started ({program}). Reinstall Hearth.")
+            self._cleanup()
+
+    def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
+        self._on_stderr()
+        was = self._state
+        self._cleanup()
+        if was == RunnerState.STOPPING:
+            self._set_state(RunnerState.STOPPED)
+            return
+        if status == QProcess.ExitStatus.CrashExit:
+            reason = self._last_error or "it crashed"
+            self._fail(f"The model runner stopped unexpectedly: {reason}.")
+        else:
+            self._fail(self._last_error or f"The model runner exited (code {code}).")
+
+    def _cleanup(self) -> None:
+        if self._client is not None:
+            client = self._client
+            self._client = None
+            self._tasks.run(client.close, lambda _r: None)
+        if self._proc is not None:
+            self._proc.deleteLater()
+            self._proc = None
+        self.url = ""
+
+    def _fail(self, message: str) -> None:
+        self._set_state(RunnerState.FAILED)
+        self.failed.emit(message)
+
+    def _set_state(self, state: RunnerState) -> None:
+        if state != self._state:
+            self._state = state
+            self.state_changed.emit(state)
+
+    # ---- health polling (off the GUI thread) --------------------------------------------
+
+    def _poll(self, generation: int) -> None:
+        client = self._client
+        if client is None or generation != self._generation:
+            return
+        self._tasks.run(client.health, lambda h: self._on_health(generation, h),
+                        lambda e: self._on_health_error(generation, e))
+
+    def _on_health(self, generation: int, health: object) -> None:
+        if generation != self._generation or self._state != RunnerState.LOADING:
+            return
+        status = getattr(health, "status", "error")
+        if status == "ok":
+            self.progress.emit(1.0)
+            self._set_state(RunnerState.READY)
+            self.ready.emit()
+            return
+        if status == "error":
+            self._last_error = getattr(health, "message", "") or self._last_error
+            return  # the runner exits next; _on_finished reports it with the message
+        self.progress.emit(float(getattr(health, "progress", 0.0)))
+        QTimer.singleShot(POLL_MS, lambda: self._poll(generation))
+
+    def _on_health_error(self, generation: int, exc: Exception) -> None:
+        if generation != self._generation or self._state != RunnerState.LOADING:
+            return
+        log.debug("health poll failed: %s", exc)
+        QTimer.singleShot(POLL_MS, lambda: self._poll(generation))

@@ -1,0 +1,231 @@
+"""hearth-runner: serve a GGUF model over an OpenAI-compatible API (also: probe, devices).
+
+Protocol with the app (see DESIGN.md): the API key comes in ``HEARTH_API_KEY`` (never argv,
+which other users can read); exactly one JSON line on stdout once the socket listens; JSON log
+lines on stderr; closing stdin, SIGTERM, or the parent process dying makes it exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import ipaddress
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+from typing import Any
+
+from runner.settings import LoadSettings, add_load_flags, settings_from_args
+
+log = logging.getLogger("runner")
+
+# Exit codes the app tells apart (documented in README).
+EXIT_OK = 0
+EXIT_BAD_ARGS = 2
+EXIT_LOAD_FAILED = 3
+EXIT_OUT_OF_MEMORY = 4
+EXIT_PORT_IN_USE = 5
+
+# How long a failed runner keeps answering /health with the error before it exits, so a poller
+# sees the reason over HTTP as well as in the last log line.
+ERROR_GRACE_S = 0.5
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="hearth-runner", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve a model over HTTP")
+    add_load_flags(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default loopback)")
+    serve.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
+    serve.add_argument("--allow-remote", action="store_true",
+                       help="allow binding a non-loopback interface (the key is still required)")
+    serve.add_argument("--no-auth", action="store_true",
+                       help="serve without an API key (only when HEARTH_API_KEY is unset)")
+    serve.add_argument("--verbose", action="store_true", help="include llama.cpp's own log")
+    sub.add_parser("probe", help="dry-run a load and print the memory it would need",
+                   add_help=False)
+    sub.add_parser("devices", help="print the devices this runner build can use", add_help=False)
+
+    if argv and argv[0] == "probe":
+        from runner.memory import main as probe_main
+
+        return probe_main(argv[1:])
+    if argv and argv[0] == "devices":
+        from runner.devices import main as devices_main
+
+        return devices_main(argv[1:])
+    args = parser.parse_args(argv)
+    return serve_main(args)
+
+
+def serve_main(args: argparse.Namespace) -> int:
+    from runner import logs
+
+    logs.setup(verbose=args.verbose)
+    key = os.environ.get("HEARTH_API_KEY") or None
+    if key is None and not args.no_auth:
+        log.error("no API key: set HEARTH_API_KEY, or pass --no-auth to serve without one")
+        return EXIT_BAD_ARGS
+    if not _is_loopback(args.host) and not args.allow_remote:
+        log.error("refusing to listen on %s: it is reachable from other machines. Pass "
+                  "--allow-remote to do this on purpose (the API key is still required).",
+                  args.host)
+        return EXIT_BAD_ARGS
+    settings = settings_from_args(args)
+
+    try:
+        sock = _bind(args.host, args.port)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            log.error("port %d on %s is already in use: choose another --port, or 0 for any "
+                      "free port", args.port, args.host)
+            return EXIT_PORT_IN_USE
+        log.error("cannot listen on %s:%d: %s", args.host, args.port, exc.strerror or exc)
+        return EXIT_BAD_ARGS
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(json.dumps({"event": "listening", "url": f"http://{shown}:{port}"}), flush=True)
+    return _serve(sock, settings, key)
+
+
+def _serve(sock: socket.socket, settings: LoadSettings, key: str | None) -> int:
+    import uvicorn
+
+    from runner.server import RunnerState, create_app
+
+    state = RunnerState(settings)
+    exit_code = [EXIT_OK]
+
+    class _Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            _begin_exit()
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(create_app(state, key), log_config=None, access_log=False,
+                            lifespan="off", timeout_graceful_shutdown=1, server_header=False)
+    server = _Server(config)
+
+    def _begin_exit() -> None:
+        state.exiting.set()
+        if state.scheduler is not None:
+            state.scheduler.stop()
+
+    def request_exit(code: int) -> None:
+        if not state.exiting.is_set():
+            exit_code[0] = code
+        _begin_exit()
+        server.should_exit = True
+
+    threading.Thread(target=_load, args=(state, request_exit, exit_code), name="loader",
+                     daemon=True).start()
+    threading.Thread(target=_watch_stdin, args=(request_exit,), name="stdin", daemon=True).start()
+    threading.Thread(target=_watch_parent, args=(request_exit,), name="parent",
+                     daemon=True).start()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    # Skip interpreter teardown: native threads of llama.cpp and ctypes callbacks can make a
+    # normal exit slow or crash after the work is done.
+    os._exit(exit_code[0])
+
+
+def _load(state: Any, request_exit: Any, exit_code: list[int]) -> None:
+    from runner.engine import LoadError, Model, Scheduler, build_info
+    from runner.ggufcheck import GGUFError, check_gguf
+
+    t0 = time.perf_counter()
+    path = state.settings.model
+    try:
+        state.build = build_info()
+        check_gguf(path)
+
+        def progress(p: float) -> bool:
+            state.progress = p
+            return not state.exiting.is_set()
+
+        model = Model.load(state.settings, progress)
+        scheduler = Scheduler(model)
+        state.ready(model, scheduler, time.perf_counter() - t0)
+        log.info("model loaded in %.2f s", state.load_seconds,
+                 extra={"event": "loaded", "model": path, "n_ctx": model.n_ctx})
+    except (GGUFError, LoadError) as exc:
+        _fail(state, request_exit, str(exc),
+              EXIT_OUT_OF_MEMORY if getattr(exc, "out_of_memory", False) else EXIT_LOAD_FAILED)
+    except Exception as exc:  # an unexpected failure still ends with a line that names the file
+        log.debug("load crashed", exc_info=True)
+        _fail(state, request_exit, f"{path}: loading failed: {exc}", EXIT_LOAD_FAILED)
+
+
+def _fail(state: Any, request_exit: Any, message: str, code: int) -> None:
+    if state.exiting.is_set():
+        return  # asked to exit while loading: not an error
+    state.fail(message)
+    time.sleep(ERROR_GRACE_S)
+    log.error(message, extra={"event": "load_failed", "model": state.settings.model,
+                              "exit_code": code})
+    request_exit(code)
+
+
+def _watch_stdin(request_exit: Any) -> None:
+    """The app holds our stdin open; EOF means it is gone or wants us to exit."""
+    try:
+        while sys.stdin.buffer.read(4096):
+            pass
+    except (OSError, ValueError):
+        pass
+    request_exit(EXIT_OK)
+
+
+def _watch_parent(request_exit: Any) -> None:
+    """A crashed app may leave stdin open in a grandchild; check the parent itself too."""
+    parent = os.getppid()
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent or not _alive(parent):
+            request_exit(EXIT_OK)
+            return
+
+
+def _alive(pid: int) -> bool:
+    # psutil, not os.kill(pid, 0): on Windows signal 0 is CTRL_C_EVENT and would kill the app.
+    import psutil
+
+    return pid > 1 and bool(psutil.pid_exists(pid))
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    if os.name != "nt":
+        # Reuse a port in TIME_WAIT after a restart; Windows' SO_REUSEADDR means something unsafe.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(False)
+    return sock
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Capture llama.cpp's own log lines.
+
+llama.cpp reports what it allocated (``llama_kv_cache: size = ...``, ``... compute buffer size =
+...``) and why a load failed only through its log callback. The callback is process-global, so
+it is installed once and fans lines out to whoever is capturing, and to our logger at debug level.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+log = logging.getLogger("llama.cpp")
+
+_lock = threading.Lock()
+_sinks: list[list[str]] = []
+_partial: list[str] = []
+_callback: object | None = None  # kept referenced: ctypes callbacks die with their object
+
+
+def install() -> None:
+    """Route llama.cpp's log into ours (idempotent)."""
+    global _callback
+    if _callback is not None:
+        return
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback
+    def _on_log(level: int, text: bytes, _user: ctypes.c_void_p) -> None:
+        _feed(text.decode("utf-8", errors="replace") if text else "")
+
+    _callback = _on_log
+    llama_cpp.llama_log_set(_on_log, ctypes.c_void_p(0))
+
+
+def _feed(chunk: str) -> None:
+    # llama.cpp may emit one line in several calls (e.g. progress dots); join until newline.
+    with _lock:
+        _partial.append(chunk)
+        if "\n" not in chunk:
+            return
+        text = "".join(_partial)
+        _partial.clear()
+        *lines, rest = text.split("\n")
+        if rest:
+            _partial.append(rest)
+        for line in lines:
+            if not line.strip():
+                continue
+            for sink in _sinks:
+                sink.append(line)
+    for line in lines:
+        if line.strip():
+            log.debug("%s", line)
+
+
+@contextmanager
+def capture() -> Iterator[list[str]]:
+    """Collect every llama.cpp log line emitted inside the block."""
+    install()
+    lines: list[str] = []
+    with _lock:
+        _sinks.append(lines)
+    try:
+        yield lines
+    finally:
+        with _lock:
+            _sinks.remove(lines)

@@ -1,0 +1,121 @@
+"""The runner's load settings and the command-line flags that set them.
+
+`serve` and `probe` take the same flags (named as in llama-server where they mean the same), so the
+app builds one command line for both, and a plan that the dry run confirmed is exactly what the
+real load gets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# KV cache types accepted by --cache-type-k/-v, with their ggml_type ids.
+CACHE_TYPES: dict[str, int] = {
+    "f32": 0,
+    "f16": 1,
+    "q4_0": 2,
+    "q4_1": 3,
+    "q5_0": 6,
+    "q5_1": 7,
+    "q8_0": 8,
+    "bf16": 30,
+}
+
+FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    """Everything that decides how a model is loaded; JSON-friendly for /runner/status."""
+
+    model: str
+    ctx_size: int = 4096
+    n_gpu_layers: int = -1  # -1: all layers (llama.cpp's own convention)
+    batch_size: int = 512
+    ubatch_size: int = 512
+    threads: int = 0  # 0: physical cores
+    threads_batch: int = 0  # 0: same as threads
+    flash_attn: str = "auto"
+    cache_type_k: str = "f16"
+    cache_type_v: str = "f16"
+    mmap: bool = True
+    mlock: bool = False
+    alias: str | None = None
+    parallel: int = 1
+    seed: int = -1
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def add_load_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags shared by `serve` and `probe`."""
+    parser.add_argument("--model", "-m", required=True, help="path to a .gguf file")
+    parser.add_argument("--ctx-size", "-c", type=_nonneg_int, default=4096,
+                        help="context size in tokens (0: the model's training context)")
+    parser.add_argument("--n-gpu-layers", "-ngl", type=int, default=-1,
+                        help="layers to offload to the GPU (-1: all)")
+    parser.add_argument("--batch-size", "-b", type=_pos_int, default=512)
+    parser.add_argument("--ubatch-size", "-ub", type=_pos_int, default=512)
+    parser.add_argument("--threads", "-t", type=_nonneg_int, default=0,
+                        help="generation threads (0: physical cores)")
+    parser.add_argument("--threads-batch", "-tb", type=_nonneg_int, default=0,
+                        help="prompt-processing threads (0: same as --threads)")
+    parser.add_argument("--flash-attn", "-fa", choices=sorted(FLASH_ATTN), default="auto")
+    parser.add_argument("--cache-type-k", "-ctk", choices=sorted(CACHE_TYPES), default="f16")
+    parser.add_argument("--cache-type-v", "-ctv", choices=sorted(CACHE_TYPES), default="f16")
+    parser.add_argument("--no-mmap", action="store_true", help="read the model into memory")
+    parser.add_argument("--mlock", action="store_true", help="lock the model in RAM")
+    parser.add_argument("--parallel", "-np", type=_pos_int, default=1,
+                        help="number of parallel slots")
+    parser.add_argument("--seed", type=int, default=-1, help="default sampling seed (-1: random)")
+    parser.add_argument("--alias", "-a", default=None, help="model name reported by the API")
+
+
+def settings_from_args(args: argparse.Namespace) -> LoadSettings:
+    threads = args.threads or physical_cores()
+    return LoadSettings(
+        model=args.model,
+        ctx_size=args.ctx_size,
+        n_gpu_layers=args.n_gpu_layers,
+        batch_size=args.batch_size,
+        ubatch_size=min(args.ubatch_size, args.batch_size),
+        threads=threads,
+        threads_batch=args.threads_batch or threads,
+        flash_attn=args.flash_attn,
+        cache_type_k=args.cache_type_k,
+        cache_type_v=args.cache_type_v,
+        mmap=not args.no_mmap,
+        mlock=args.mlock,
+        alias=args.alias,
+        parallel=args.parallel,
+        seed=args.seed,
+    )
+
+
+def physical_cores() -> int:
+    """Physical cores: llama.cpp's decode is memory-bound and hyper-threads slow it down."""
+    try:
+        import psutil
+
+        n = psutil.cpu_count(logical=False)
+    except Exception:
+        n = None
+    return max(1, n or os.cpu_count() or 1)
+
+
+def _pos_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _nonneg_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value

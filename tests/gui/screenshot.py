@@ -1,0 +1,60 @@
+"""Make the README's screenshot from the real window: load a generated model through the real
+runner, send a message, wait for the streamed reply, grab the window.
+
+    .venv/bin/python -m tests.gui.screenshot [OUT.png]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HEARTH_HOME", tempfile.mkdtemp(prefix="hearth-shot-"))
+
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "resources" / "screenshots" / "main-window.png"
+
+
+def main(out: Path = DEFAULT_OUT) -> int:
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app.services.chat_stream import ChatStreamer
+    from app.services.runner_process import RunnerProcess
+    from app.services.tasks import TaskRunner
+    from app.ui.main_window import MainWindow
+    from tests.fixtures.models import TINY, model_path
+
+    app = QApplication.instance() or QApplication([])
+    tasks = TaskRunner()
+    runner = RunnerProcess(tasks)
+    streamer = ChatStreamer()
+    window = MainWindow(runner, streamer, tasks, chat_params={"max_tokens": 60, "seed": 3})
+    window.resize(900, 600)
+    window.show()
+
+    def wait_for(signal: object, ms: int = 30_000) -> None:
+        loop = QEventLoop()
+        signal.connect(loop.quit)  # type: ignore[attr-defined]
+        QTimer.singleShot(ms, loop.quit)
+        loop.exec()
+
+    window.choose_model(str(model_path(TINY)))
+    window.load_selected()
+    wait_for(runner.ready)
+    window.input.setPlainText("Hello! What can you tell me about running models locally?")
+    window.send()
+    wait_for(streamer.done)
+    window.input.setPlainText("And a second question, typed while you read this…")
+    app.processEvents()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ok = window.grab().save(str(out))
+    window.close()
+    print(out if ok else "could not save the screenshot")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT))

@@ -1,0 +1,97 @@
+"""The main window against the real runner: load, stream a reply, stop it, show errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from app.services.runner_process import RunnerState
+from tests.gui.conftest import load
+
+
+def _type_and_send(qtbot: Any, window: Any, text: str) -> None:
+    window.input.setPlainText(text)
+    qtbot.mouseClick(window.send_btn, Qt.MouseButton.LeftButton)
+
+
+def test_streamed_reply_appears_in_chat_view(qtbot: Any, make_window: Any, tiny_model: str,
+                                             tmp_path: Path) -> None:
+    window = make_window(chat_params={"max_tokens": 48, "ignore_eos": True, "seed": 7})
+    progress: list[float] = []
+    window.runner.progress.connect(progress.append)
+    load(qtbot, window, tiny_model)
+    assert progress and progress[-1] == 1.0
+    assert window.send_btn.isEnabled()
+
+    deltas: list[str] = []
+    repaints: list[str] = []
+    window.streamer.delta.connect(deltas.append)
+    window.chat.textChanged.connect(lambda: repaints.append(window.chat.toPlainText()))
+    with qtbot.waitSignal(window.streamer.done, timeout=20_000) as done:
+        _type_and_send(qtbot, window, "Hello there, Hearth!")
+        assert window.stop_btn.isEnabled()  # streaming now
+    assert done.args[0] == "length"
+    reply = window.conversation.messages[-1]
+    assert reply.role == "assistant"
+    assert done.args[1]["completion_tokens"] == 48
+    assert len(deltas) >= 24  # streamed piece by piece, not in one lump
+    assert reply.content == "".join(deltas)
+    text = window.chat.toPlainText()
+    assert "Hello there, Hearth!" in text
+    assert reply.content.strip()[:10] in text
+    # Text arrived while streaming: the view showed a partial reply with the cursor mark.
+    assert any("▍" in r for r in repaints)
+    assert window.send_btn.isEnabled() and not window.stop_btn.isEnabled()
+
+    # The conversation was saved to disk with the reply.
+    saved = window.conversation.path()
+    qtbot.waitUntil(lambda: saved.exists() and reply.content[:5] in saved.read_text("utf-8"),
+                    timeout=5000)
+
+    image = window.grab()
+    assert not image.isNull() and image.width() > 400
+    out = tmp_path / "main.png"
+    assert image.save(str(out))
+    assert out.stat().st_size > 5000
+
+
+def test_stop_ends_reply_early(qtbot: Any, make_window: Any, tiny_model: str) -> None:
+    # ignore_eos with no max_tokens: it would run until the context (4096) is full.
+    window = make_window(chat_params={"ignore_eos": True})
+    load(qtbot, window, tiny_model)
+    first = []
+    window.streamer.delta.connect(first.append)
+    with qtbot.waitSignal(window.streamer.done, timeout=20_000) as done:
+        _type_and_send(qtbot, window, "Tell me a long story.")
+        qtbot.waitUntil(lambda: len(first) > 0, timeout=10_000)
+        qtbot.mouseClick(window.stop_btn, Qt.MouseButton.LeftButton)
+    assert done.args[0] == "stopped"
+    reply = window.conversation.messages[-1]
+    assert reply.note == "Stopped."
+    assert reply.content  # the partial reply is kept
+    with window.runner.client() as client:
+        qtbot.waitUntil(lambda: client.status()["last_request"]["finish_reason"] == "cancelled",
+                        timeout=5000)
+        status = client.status()
+    assert status["last_request"]["completion_tokens"] < 3000
+    # The runner is free again: the next message is answered.
+    window.chat_params = {"max_tokens": 4, "ignore_eos": True}
+    with qtbot.waitSignal(window.streamer.done, timeout=20_000) as done2:
+        _type_and_send(qtbot, window, "Shorter, please.")
+    assert done2.args[0] == "length"
+
+
+def test_bad_model_shows_runner_error(qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "notes.gguf"
+    bad.write_text("these are my notes, not a model\n" * 10)
+    window = make_window()
+    window.choose_model(str(bad))
+    with qtbot.waitSignal(window.runner.failed, timeout=20_000) as failed:
+        window.load_selected()
+    message = failed.args[0]
+    assert "notes.gguf" in message and "not a GGUF" in message
+    assert message in window.status.text()
+    assert window.runner.state == RunnerState.FAILED
+    assert window.load_btn.isEnabled() and not window.send_btn.isEnabled()
