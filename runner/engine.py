@@ -356,13 +356,14 @@ class Scheduler:
 
     def _start(self, slot: _Slot, job: Job) -> None:
         m = self.model
+        sampler = m.make_sampler(job.sampling)  # may refuse (bad grammar): before touching the KV
         keep = _common_prefix(slot.tokens, job.prompt)
         if keep == len(job.prompt):
             keep -= 1  # decode at least one token so there are logits to sample from
         if not llama_cpp.llama_memory_seq_rm(m.memory, slot.seq, keep, -1):
             llama_cpp.llama_memory_seq_rm(m.memory, slot.seq, -1, -1)
             keep = 0
-        slot.sampler = m.make_sampler(job.sampling)
+        slot.sampler = sampler
         del slot.tokens[keep:]
         slot.job = job
         slot.pending = job.prompt[keep:]

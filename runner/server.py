@@ -73,9 +73,21 @@ class _Sampling(_Open):
     ignore_eos: bool = False
 
 
+class JsonSchemaFormat(_Open):
+    name: str | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    strict: bool | None = None
+
+
+class ResponseFormat(_Open):
+    type: Literal["text", "json_object", "json_schema"] = "text"
+    json_schema: JsonSchemaFormat | None = None
+
+
 class ChatRequest(_Sampling):
     messages: list[ChatMessage] = Field(min_length=1)
     max_completion_tokens: int | None = Field(default=None, ge=1)
+    response_format: ResponseFormat | None = None
 
 
 class CompletionRequest(_Sampling):
@@ -221,7 +233,8 @@ def create_app(state: RunnerState, key: str | None) -> Any:
         add_bos = state.add_bos and not (state.bos_text and prompt.startswith(state.bos_text))
         tokens = state.model.tokenize(prompt, add_bos=add_bos, special=True)
         max_tokens = body.max_completion_tokens or body.max_tokens
-        return await _generate(state, body, tokens, max_tokens, chat=True)
+        grammar = _grammar_for(body.response_format)
+        return await _generate(state, body, tokens, max_tokens, chat=True, grammar=grammar)
 
     @app.post("/v1/completions", response_model=None)
     async def completions(body: CompletionRequest) -> Response:
@@ -279,6 +292,22 @@ def _plain_message(m: ChatMessage) -> dict[str, Any]:
     return out
 
 
+def _grammar_for(fmt: ResponseFormat | None) -> str | None:
+    """A GBNF grammar that makes the model's output valid JSON (of the schema, when given)."""
+    if fmt is None or fmt.type == "text":
+        return None
+    from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
+
+    schema = fmt.json_schema.schema_ if fmt.json_schema else None
+    if fmt.type == "json_object" or not schema:
+        return JSON_GBNF
+    try:
+        return json_schema_to_gbnf(json.dumps(schema))
+    except Exception as exc:
+        raise ApiError(400, f"response_format.json_schema could not be turned into a grammar: {exc}",
+                       code="invalid_json_schema") from None
+
+
 def _sampling(body: _Sampling, n_vocab: int) -> Any:
     from runner.engine import Sampling
 
@@ -303,7 +332,7 @@ def _sampling(body: _Sampling, n_vocab: int) -> Any:
 
 
 async def _generate(state: RunnerState, body: _Sampling, tokens: list[int],
-                    max_tokens: int | None, chat: bool) -> Response:
+                    max_tokens: int | None, chat: bool, grammar: str | None = None) -> Response:
     from runner.engine import ContextLengthExceeded, EngineError, Job
 
     stops = [body.stop] if isinstance(body.stop, str) else list(body.stop or [])
@@ -321,9 +350,11 @@ async def _generate(state: RunnerState, body: _Sampling, tokens: list[int],
     def on_error(exc: Exception) -> None:
         loop.call_soon_threadsafe(put, exc)
 
+    sampling = _sampling(body, state.model.n_vocab)
+    sampling.grammar = grammar
     job = Job(prompt=tokens, on_text=on_text, on_done=on_done, on_error=on_error,
-              max_tokens=max_tokens, sampling=_sampling(body, state.model.n_vocab),
-              stop=tuple(stops), ignore_eos=body.ignore_eos)
+              max_tokens=max_tokens, sampling=sampling,
+              stop=tuple(stops), ignore_eos=body.ignore_eos and grammar is None)
     try:
         state.scheduler.submit(job)
     except ContextLengthExceeded as exc:

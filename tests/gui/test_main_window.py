@@ -95,3 +95,31 @@ def test_bad_model_shows_runner_error(qtbot: Any, make_window: Any, tmp_path: Pa
     assert message in window.status.text()
     assert window.runner.state == RunnerState.FAILED
     assert window.load_btn.isEnabled() and not window.send_btn.isEnabled()
+
+
+def test_runner_death_keeps_the_conversation(qtbot: Any, make_window: Any, tiny_model: str) -> None:
+    import psutil
+
+    window = make_window(chat_params={"ignore_eos": True})
+    load(qtbot, window, tiny_model)
+    got: list[str] = []
+    window.streamer.delta.connect(got.append)
+    with qtbot.waitSignal(window.runner.failed, timeout=20_000) as failed:
+        _type_and_send(qtbot, window, "Keep talking.")
+        qtbot.waitUntil(lambda: len(got) > 3, timeout=10_000)
+        psutil.Process(window.runner._proc.processId()).kill()
+    qtbot.waitUntil(lambda: not window.streamer.busy, timeout=5000)
+    assert "stopped unexpectedly" in failed.args[0] or "exited" in failed.args[0]
+    assert window.status.text() == failed.args[0]
+    reply = window.conversation.messages[-1]
+    assert reply.role == "assistant" and reply.content  # the partial reply is kept
+    assert reply.note  # and says what happened
+    assert window.conversation.messages[-2].content == "Keep talking."
+    assert reply.note in window.chat.toPlainText()
+    # Loading again is offered, and the conversation continues where it stopped.
+    assert window.load_btn.isEnabled()
+    load(qtbot, window, tiny_model)
+    window.chat_params = {"max_tokens": 3, "ignore_eos": True}
+    with qtbot.waitSignal(window.streamer.done, timeout=20_000):
+        _type_and_send(qtbot, window, "Are you back?")
+    assert [m.role for m in window.conversation.messages] == ["user", "assistant"] * 2
