@@ -32,7 +32,7 @@ def main(argv: list[str]) -> int:
     if len(argv) < 1 or argv[0] not in EXTRAS:
         print(__doc__.strip())
         return 2
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 (this script may be started by an older Python)
         print(f"Hearth needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
         return 1
     command, rest = argv[0], argv[1:]

@@ -115,6 +115,7 @@ class RunnerState:
         self.alias = settings.alias or _basename(settings.model)
         self.load_seconds = 0.0
         self.build: dict[str, Any] = {}
+        self.memory: list[dict[str, Any]] = []
 
     def ready(self, model: Any, scheduler: Any, load_seconds: float) -> None:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -130,6 +131,13 @@ class RunnerState:
         self.model = model
         self.scheduler = scheduler
         self.load_seconds = load_seconds
+        try:
+            from runner.memory import parse_buffer_lines
+
+            # Measured, from llama.cpp's own buffer lines: what the planner learns from.
+            self.memory = parse_buffer_lines(model.load_log)
+        except Exception:
+            log.warning("could not read the memory breakdown from llama.cpp's log", exc_info=True)
         self.progress = 1.0
         self.status = "ok"
 
@@ -260,6 +268,7 @@ def runner_status(state: RunnerState) -> dict[str, Any]:
         out["context"] = {"n_ctx": state.model.n_ctx, "n_ctx_train": state.model.n_ctx_train,
                           "slots": sched.n_slots, "per_slot": sched.slot_ctx}
         out["load_seconds"] = round(state.load_seconds, 3)
+        out["memory"] = state.memory
         out["requests"] = {"total": sched.total_requests, "active": sched.active_jobs}
         out["last_request"] = {
             "prompt_tokens": last.prompt_tokens,

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-
 from tests.fixtures.models import TINY, model_path
 from tests.integration.conftest import spawn_runner, stop_runner
 
