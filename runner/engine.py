@@ -96,6 +96,7 @@ class Job:
     sampling: Sampling = field(default_factory=Sampling)
     stop: tuple[str, ...] = ()
     ignore_eos: bool = False
+    cache_prompt: bool = True  # False: decode the whole prompt again (benchmarks, debugging)
     cancelled: bool = False  # set from any thread; read once per step
     submitted: float = field(default_factory=time.perf_counter)
 
@@ -357,7 +358,7 @@ class Scheduler:
     def _start(self, slot: _Slot, job: Job) -> None:
         m = self.model
         sampler = m.make_sampler(job.sampling)  # may refuse (bad grammar): before touching the KV
-        keep = _common_prefix(slot.tokens, job.prompt)
+        keep = _common_prefix(slot.tokens, job.prompt) if job.cache_prompt else 0
         if keep == len(job.prompt):
             keep -= 1  # decode at least one token so there are logits to sample from
         if not llama_cpp.llama_memory_seq_rm(m.memory, slot.seq, keep, -1):

@@ -71,6 +71,7 @@ class _Sampling(_Open):
     logit_bias: dict[str, float] | None = None
     n: int = Field(default=1, ge=1, le=1)
     ignore_eos: bool = False
+    cache_prompt: bool = True  # llama-server's name: reuse the KV cache of a common prefix
 
 
 class JsonSchemaFormat(_Open):
@@ -363,7 +364,8 @@ async def _generate(state: RunnerState, body: _Sampling, tokens: list[int],
     sampling.grammar = grammar
     job = Job(prompt=tokens, on_text=on_text, on_done=on_done, on_error=on_error,
               max_tokens=max_tokens, sampling=sampling,
-              stop=tuple(stops), ignore_eos=body.ignore_eos and grammar is None)
+              stop=tuple(stops), ignore_eos=body.ignore_eos and grammar is None,
+              cache_prompt=body.cache_prompt)
     try:
         state.scheduler.submit(job)
     except ContextLengthExceeded as exc:

@@ -1,0 +1,133 @@
+"""Concurrency and prompt-cache benchmark for the runner.
+
+1. Total tokens/s and p95 time to first token with 1, 4 and 8 concurrent streaming clients
+   (runner started with --parallel 8), each against the single-client figure of the same run.
+2. Time to first token per turn over a 10-turn conversation whose history grows to about 3,000
+   tokens, with the prompt cache and without it (``cache_prompt: false``), in the same run.
+
+    .venv/bin/python -m tests.bench.concurrency [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from typing import Any
+
+import httpx2
+
+from tests.fixtures.models import BENCH, TINY, model_path
+from tests.integration.conftest import spawn_runner, stop_runner
+
+
+async def _stream(http: httpx2.AsyncClient, body: dict[str, Any]) -> tuple[float, int, float]:
+    """(time to first token, completion tokens, total seconds) of one streamed request."""
+    t0 = time.perf_counter()
+    first = 0.0
+    n = 0
+    async with http.stream("POST", "/v1/chat/completions", json=body) as resp:
+        resp.raise_for_status()
+        async for line in resp.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            if '"content": ' in line and '"role"' not in line:
+                n += 1
+                if not first:
+                    first = time.perf_counter() - t0
+    return first, n, time.perf_counter() - t0
+
+
+async def _clients(url: str, key: str, k: int, tokens: int) -> tuple[float, float]:
+    """Total tokens/s and p95 TTFT with k clients started together."""
+    async with httpx2.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {key}"},
+                                  timeout=None, trust_env=False) as http:
+        bodies = [{"messages": [{"role": "user", "content": f"client {i}: tell me a story"}],
+                   "max_tokens": tokens, "ignore_eos": True, "stream": True, "seed": i}
+                  for i in range(k)]
+        t0 = time.perf_counter()
+        results = await asyncio.gather(*(_stream(http, b) for b in bodies))
+        wall = time.perf_counter() - t0
+    total = sum(n for _, n, _ in results)
+    ttfts = sorted(t for t, _, _ in results)
+    p95 = ttfts[min(len(ttfts) - 1, int(round(0.95 * (len(ttfts) - 1))))]
+    return total / wall, p95
+
+
+def _conversation(url: str, key: str, turns: int, history_tokens: int, cache: bool) -> list[float]:
+    # Words that are single pieces in the generated vocabulary: about one token each.
+    words = "the warm fire of the hearth and the light that is in it with us".split()
+    per_turn = max(1, history_tokens // turns)
+    messages: list[dict[str, str]] = []
+    ttft: list[float] = []
+    with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=None,
+                       trust_env=False) as http:
+        http.post("/v1/completions", json={"prompt": "warm up", "max_tokens": 2})
+        for turn in range(turns):
+            text = " ".join(words[(turn + j) % len(words)] for j in range(per_turn))
+            messages.append({"role": "user", "content": text})
+            body = {"messages": messages, "max_tokens": 8, "ignore_eos": True, "stream": False,
+                    "seed": turn, "cache_prompt": cache}
+            t0 = time.perf_counter()
+            resp = http.post("/v1/chat/completions", json=body)
+            if resp.status_code != 200:
+                raise SystemExit(f"turn {turn + 1} failed: {resp.text}")
+            reply = resp.json()
+            ttft.append(time.perf_counter() - t0)  # 8 tokens after the prompt: ~TTFT + 8 steps
+            messages.append({"role": "assistant", "content": reply["choices"][0]["message"]["content"]})
+    return ttft
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="tiny model, few tokens (sanity check)")
+    args = ap.parse_args(argv)
+    spec = TINY if args.quick else BENCH
+    tokens = 32 if args.quick else 128
+    history = 600 if args.quick else 3000
+    model = model_path(spec)
+    print(f"model: {model.name}")
+
+    r = spawn_runner("--parallel", "8", "--ctx-size", str(8 * 4096), model=model)
+    try:
+        r.wait_listening()
+        r.wait_ready()
+        assert r.key is not None
+        asyncio.run(_clients(r.url, r.key, 1, 8))  # warm-up
+        rows = []
+        for k in (1, 4, 8):
+            tps, p95 = asyncio.run(_clients(r.url, r.key, k, tokens))
+            rows.append((k, tps, p95))
+    finally:
+        stop_runner(r)
+    base_tps, base_ttft = rows[0][1], rows[0][2]
+    print("\n1) concurrent streaming clients (--parallel 8)")
+    print(f"{'clients':>8} {'total tok/s':>12} {'x single':>9} {'p95 TTFT ms':>12} {'x single':>9}")
+    for k, tps, p95 in rows:
+        print(f"{k:>8} {tps:>12.1f} {tps / base_tps:>9.2f} {p95 * 1000:>12.1f} {p95 / base_ttft:>9.2f}")
+
+    r = spawn_runner("--ctx-size", str(history * 4 + 1024), model=model)
+    try:
+        r.wait_listening()
+        r.wait_ready()
+        assert r.key is not None
+        cached = _conversation(r.url, r.key, 10, history, cache=True)
+        uncached = _conversation(r.url, r.key, 10, history, cache=False)
+    finally:
+        stop_runner(r)
+    print(f"\n2) 10-turn conversation, history growing to ~{history} tokens: reply latency per turn")
+    print(f"{'turn':>5} {'cache ms':>10} {'no cache ms':>12}")
+    for i, (a, b) in enumerate(zip(cached, uncached, strict=True), 1):
+        print(f"{i:>5} {a * 1000:>10.1f} {b * 1000:>12.1f}")
+    ratio_cached = cached[-1] / cached[0]
+    ratio_uncached = uncached[-1] / uncached[0]
+    print(f"turn 10 / turn 1: with cache {ratio_cached:.2f}x (target <= 1.5x), "
+          f"without {ratio_uncached:.2f}x; median speed-up on turns 2-10: "
+          f"{statistics.median(b / a for a, b in zip(cached[1:], uncached[1:], strict=True)):.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
