@@ -283,6 +283,9 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
             cp.type_k = CACHE_TYPES[settings.cache_type_k]
             cp.type_v = CACHE_TYPES[settings.cache_type_v]
             cp.no_perf = True
+            # llama.cpp's C default keeps a full-size cache for sliding-window layers;
+            # llama-server (and Hearth's engine) use the small one.
+            cp.swa_full = False
             ctx = llama_cpp.llama_init_from_model(model, cp)
             if not ctx:
                 raise ProbeError(f"{settings.model}: llama.cpp could not create a context of "

@@ -52,7 +52,7 @@ async def _clients(url: str, key: str, k: int, tokens: int) -> tuple[float, floa
         wall = time.perf_counter() - t0
     total = sum(n for _, n, _ in results)
     ttfts = sorted(t for t, _, _ in results)
-    p95 = ttfts[min(len(ttfts) - 1, int(round(0.95 * (len(ttfts) - 1))))]
+    p95 = ttfts[min(len(ttfts) - 1, round(0.95 * (len(ttfts) - 1)))]
     return total / wall, p95
 
 
