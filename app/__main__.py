@@ -61,9 +61,11 @@ def install_excepthooks(show: object) -> None:
 def run_gui(model: str | None = None, load: bool = False) -> int:
     from PySide6.QtWidgets import QApplication, QMessageBox
 
+    from app.hardware import detect_hardware
     from app.services.chat_stream import ChatStreamer
     from app.services.runner_process import RunnerProcess
     from app.services.tasks import TaskRunner
+    from app.ui.hardware_panel import HardwarePanel
     from app.ui.main_window import MainWindow
 
     setup_logging()
@@ -73,7 +75,7 @@ def run_gui(model: str | None = None, load: bool = False) -> int:
     tasks = TaskRunner(app)
     runner = RunnerProcess(tasks, app)
     streamer = ChatStreamer(app)
-    window = MainWindow(runner, streamer, tasks)
+    window = MainWindow(runner, streamer, tasks, hardware_panel=HardwarePanel(tasks, detect_hardware))
 
     def show_error(text: str) -> None:
         QMessageBox.critical(window, "Hearth: unexpected error",

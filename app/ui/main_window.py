@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -56,7 +57,8 @@ class _Input(QPlainTextEdit):
 class MainWindow(QMainWindow):
     def __init__(self, runner: RunnerProcess, streamer: ChatStreamer, tasks: TaskRunner,
                  runner_flags: list[str] | None = None,
-                 chat_params: dict[str, Any] | None = None) -> None:
+                 chat_params: dict[str, Any] | None = None,
+                 hardware_panel: QWidget | None = None) -> None:
         super().__init__()
         self.runner = runner
         self.streamer = streamer
@@ -114,9 +116,14 @@ class MainWindow(QMainWindow):
         root.addWidget(self.status)
         root.addWidget(self.chat, 1)
         root.addLayout(bottom)
-        central = QWidget()
-        central.setLayout(root)
-        self.setCentralWidget(central)
+        chat_page = QWidget()
+        chat_page.setLayout(root)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(chat_page, "Chat")
+        if hardware_panel is not None:
+            self.tabs.addTab(hardware_panel, "Hardware")
+        self.setCentralWidget(self.tabs)
 
         self._flush_timer = QTimer(self)
         self._flush_timer.setInterval(FLUSH_MS)

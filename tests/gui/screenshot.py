@@ -21,9 +21,11 @@ def main(out: Path = DEFAULT_OUT) -> int:
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
+    from app.hardware import detect_hardware
     from app.services.chat_stream import ChatStreamer
     from app.services.runner_process import RunnerProcess
     from app.services.tasks import TaskRunner
+    from app.ui.hardware_panel import HardwarePanel
     from app.ui.main_window import MainWindow
     from tests.fixtures.models import TINY, model_path
 
@@ -31,7 +33,8 @@ def main(out: Path = DEFAULT_OUT) -> int:
     tasks = TaskRunner()
     runner = RunnerProcess(tasks)
     streamer = ChatStreamer()
-    window = MainWindow(runner, streamer, tasks, chat_params={"max_tokens": 60, "seed": 3})
+    window = MainWindow(runner, streamer, tasks, chat_params={"max_tokens": 60, "seed": 3},
+                        hardware_panel=HardwarePanel(tasks, detect_hardware))
     window.resize(900, 600)
     window.show()
 
@@ -51,6 +54,11 @@ def main(out: Path = DEFAULT_OUT) -> int:
     app.processEvents()
     out.parent.mkdir(parents=True, exist_ok=True)
     ok = window.grab().save(str(out))
+    window.tabs.setCurrentIndex(1)  # the Hardware tab, detected off the GUI thread
+    panel = window.tabs.widget(1)
+    wait_for(panel.report_ready, 10_000)
+    app.processEvents()
+    ok = window.grab().save(str(out.with_name("hardware.png"))) and ok
     window.close()
     print(out if ok else "could not save the screenshot")
     return 0 if ok else 1

@@ -1,0 +1,138 @@
+"""detect_hardware: the real machine, failing sources, hung sources, and recorded machines
+rebuilt through the detectors (which also proves the recorded report files are honest)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from app.hardware import HardwareReport, detect_hardware
+from app.hardware._subprocess import ToolResult
+from app.hardware.amd import detect_amd
+from app.hardware.apple import detect_apple
+from app.hardware.detect import Probes
+from app.hardware.nvidia import detect_nvidia
+from app.hardware.report import GpuInfo, MemoryInfo, SourceStatus
+from tests.fixtures.hardware.make_reports import load_report
+from tests.unit.hardware.fakes import FakeNvml, FakeTools, fixture_json, fixture_text, materialize
+from tests.unit.hardware.test_apple import FakeMetalDevice, fake_metal
+from tests.unit.hardware.test_vulkan import laptop_tools
+
+GiB = 1024**3
+ALL_SOURCES = ["cpu", "memory", "nvidia", "amd", "rocm-smi", "apple", "vulkan"]
+
+
+def test_real_machine_report() -> None:
+    report = detect_hardware()
+    assert [s.name for s in report.sources] == ALL_SOURCES
+    assert report.source("cpu").present and report.source("memory").present
+    assert report.memory.total == psutil.virtual_memory().total
+    assert report.cpu.logical_cores >= report.cpu.physical_cores >= 1
+    assert report.elapsed_s < 4.5
+    for s in report.sources:
+        assert s.present or s.reason, s  # every absence says why
+    assert HardwareReport.from_json(json.loads(json.dumps(report.to_json()))) == report
+
+
+def test_a_hung_source_costs_the_deadline_not_the_app() -> None:
+    release = threading.Event()
+    probes = Probes(nvidia=lambda: (release.wait(30), ([], []))[1], amd=None, apple=None,
+                    vulkan=None)
+    start = time.monotonic()
+    report = detect_hardware(probes, deadline_s=0.5)
+    release.set()
+    assert time.monotonic() - start < 1.5
+    status = report.source("nvidia")
+    assert not status.present and "did not answer within 0.5 s" in status.reason
+    assert report.source("cpu").present
+
+
+def test_a_crashing_source_becomes_a_reason() -> None:
+    def boom() -> Any:
+        raise RuntimeError("driver exploded")
+
+    report = detect_hardware(Probes(nvidia=boom, amd=None, apple=None, vulkan=None))
+    assert report.source("nvidia").reason == "failed: RuntimeError: driver exploded"
+
+
+def test_cpu_and_memory_failures_fall_back() -> None:
+    def boom() -> Any:
+        raise OSError("no /proc")
+
+    report = detect_hardware(Probes(cpu=boom, memory=boom, nvidia=None, amd=None, apple=None,
+                                    vulkan=None))
+    assert report.cpu.logical_cores >= 1
+    assert not report.source("cpu").present and "no /proc" in report.source("cpu").reason
+    assert report.memory.total == 0 and not report.source("memory").present
+
+
+def test_unified_gpu_is_capped_by_ram() -> None:
+    igpu = GpuInfo("iGPU", "amd", "vulkan", 0, total=40 * GiB, free=40 * GiB, used_by_others=0,
+                   unified=True)
+    probes = Probes(memory=lambda: MemoryInfo(16 * GiB, 10 * GiB), nvidia=None, amd=None,
+                    apple=lambda _: ([igpu], [SourceStatus("apple", True)]), vulkan=None)
+    [g] = detect_hardware(probes).gpus
+    assert (g.total, g.free, g.used_by_others) == (16 * GiB, 10 * GiB, 6 * GiB)
+
+
+KEY_FIELDS = ("name", "vendor", "backend", "index", "total", "free", "used_by_others", "unified",
+              "estimate", "uuid", "pci_bus_id", "compute_capability", "driver_version",
+              "cuda_driver_version", "processes", "other_backends")
+
+
+def _keys(g: GpuInfo) -> dict[str, Any]:
+    return {k: getattr(g, k) for k in KEY_FIELDS}
+
+
+def _recorded(name: str) -> tuple[HardwareReport, MemoryInfo]:
+    report = load_report(name)
+    return report, report.memory
+
+
+def test_recorded_nvidia_machines_match_their_report_files() -> None:
+    for report_name, nvml_name in [("rtx4090_24gb", "rtx4090"), ("2x3090", "2x3090")]:
+        recorded, mem = _recorded(report_name)
+        nvml = FakeNvml(nvml_name)
+        probes = Probes(memory=lambda m=mem: m, nvidia=lambda n=nvml: detect_nvidia(n),
+                        amd=None, apple=None, vulkan=None)
+        detected = detect_hardware(probes)
+        assert [_keys(g) for g in detected.gpus] == [_keys(g) for g in recorded.gpus]
+        assert detected.source("nvidia") == recorded.source("nvidia")
+
+
+def test_recorded_laptop_matches_its_report_file() -> None:
+    recorded, mem = _recorded("rtx3060_laptop")
+    tools = laptop_tools()
+    nvml = FakeNvml("rtx3060_laptop")
+    from app.hardware.vulkan import detect_vulkan
+
+    probes = Probes(memory=lambda: mem, nvidia=lambda: detect_nvidia(nvml), amd=None, apple=None,
+                    vulkan=lambda: detect_vulkan(tools), run=tools)
+    detected = detect_hardware(probes)
+    assert [_keys(g) for g in detected.gpus] == [_keys(g) for g in recorded.gpus]
+
+
+def test_recorded_rx7900xtx_matches_its_report_file(tmp_path: Path) -> None:
+    recorded, mem = _recorded("rx7900xtx")
+    root = materialize(fixture_json("sysfs/rx7900xtx.json"), tmp_path)
+    tools = FakeTools({"rocm-smi": ToolResult(True, fixture_text("rocm/rx7900xtx.json"))})
+    # the recorded report was taken without vulkaninfo, so "vulkan" is only a possible backend
+    probes = Probes(memory=lambda: mem, nvidia=None, amd=lambda: detect_amd(root, tools),
+                    apple=None, vulkan=None)
+    [g] = detect_hardware(probes).gpus
+    [r] = recorded.gpus
+    assert {**_keys(g), "other_backends": []} == _keys(r)
+
+
+def test_recorded_m2pro_matches_its_report_file() -> None:
+    recorded, mem = _recorded("m2pro_16gb")
+    metal = fake_metal(FakeMetalDevice("Apple M2 Pro", 11453251584))
+    probes = Probes(memory=lambda: mem, nvidia=None, amd=None, vulkan=None,
+                    apple=lambda avail: detect_apple(avail, lambda _: None, lambda: metal))
+    detected = detect_hardware(probes)
+    assert [_keys(g) for g in detected.gpus] == [_keys(g) for g in recorded.gpus]

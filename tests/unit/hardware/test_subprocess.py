@@ -1,0 +1,100 @@
+"""Tools never hang detection and never see a frozen app's library paths."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from app.hardware import _subprocess
+from app.hardware._subprocess import clean_env, run_tool
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="uses sh and sleep")
+
+
+@posix_only
+def test_a_hanging_tool_is_killed_at_the_timeout() -> None:
+    start = time.monotonic()
+    result = run_tool(["sleep", "10"], timeout=0.5)
+    assert time.monotonic() - start < 2.0
+    assert not result.ok and "did not answer within 0.5 s" in result.reason
+
+
+@posix_only
+def test_a_hanging_grandchild_holding_the_pipe_is_killed_too(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    start = time.monotonic()
+    result = run_tool(["sh", "-c", f"sleep 30 & echo $! > {pid_file}; sleep 30"], timeout=0.5)
+    assert time.monotonic() - start < 2.0
+    assert not result.ok
+    grandchild = int(pid_file.read_text())
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline and _alive(grandchild):
+        time.sleep(0.05)
+    assert not _alive(grandchild)  # the whole process group went, not just the shell
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@posix_only
+def test_timeouts_are_capped_at_three_seconds() -> None:
+    start = time.monotonic()
+    result = run_tool(["sleep", "10"], timeout=60)
+    assert 2.9 < time.monotonic() - start < 4.5
+    assert "within 3 s" in result.reason
+
+
+def test_missing_tool() -> None:
+    result = run_tool(["hearth-no-such-tool-xyz"])
+    assert not result.ok and result.reason == "hearth-no-such-tool-xyz is not installed"
+
+
+@posix_only
+def test_failing_tool_reports_its_first_error_line() -> None:
+    result = run_tool(["sh", "-c", "echo partial; echo 'no devices' >&2; exit 3"])
+    assert not result.ok and result.returncode == 3
+    assert result.reason == "sh failed: no devices"
+    assert result.stdout == "partial\n"
+
+
+def test_clean_env_restores_pyinstallers_saved_paths() -> None:
+    env = clean_env({"LD_LIBRARY_PATH": "/opt/Hearth/_internal",
+                     "LD_LIBRARY_PATH_ORIG": "/usr/local/cuda/lib64",
+                     "PYTHONHOME": "/opt/Hearth/_internal", "PATH": "/usr/bin"},
+                    bundle="/opt/Hearth/_internal")
+    assert env["LD_LIBRARY_PATH"] == "/usr/local/cuda/lib64"
+    assert "LD_LIBRARY_PATH_ORIG" not in env and "PYTHONHOME" not in env
+    assert env["PATH"] == "/usr/bin" and env["LC_ALL"] == "C"
+
+
+def test_clean_env_drops_bundle_entries_without_a_saved_value() -> None:
+    env = clean_env({"LD_LIBRARY_PATH": "/opt/Hearth/_internal:/opt/rocm/lib",
+                     "DYLD_LIBRARY_PATH": "/opt/Hearth/_internal/lib"}, bundle="/opt/Hearth/_internal")
+    assert env["LD_LIBRARY_PATH"] == "/opt/rocm/lib"
+    assert "DYLD_LIBRARY_PATH" not in env
+
+
+def test_clean_env_from_source_keeps_the_users_paths() -> None:
+    env = clean_env({"LD_LIBRARY_PATH": "/opt/rocm/lib", "PYTHONPATH": "/src"}, bundle="")
+    assert env["LD_LIBRARY_PATH"] == "/opt/rocm/lib" and env["PYTHONPATH"] == "/src"
+
+
+@posix_only
+def test_the_tool_really_runs_with_the_cleaned_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "_MEIPASS", "/opt/Hearth/_internal", raising=False)
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/Hearth/_internal")
+    monkeypatch.setenv("LD_LIBRARY_PATH_ORIG", "/usr/lib/user")
+    assert _subprocess.bundle_dir() == "/opt/Hearth/_internal"
+    result = run_tool(["sh", "-c", 'echo "$LD_LIBRARY_PATH|$LD_LIBRARY_PATH_ORIG"'])
+    assert result.ok and result.stdout.strip() == "/usr/lib/user|"
