@@ -161,8 +161,18 @@ class Model:
         llama_cpp.llama_backend_init()
         mparams = llama_cpp.llama_model_default_params()
         mparams.n_gpu_layers = settings.n_gpu_layers if settings.n_gpu_layers >= 0 else 2**30
-        mparams.use_mmap = settings.mmap
-        mparams.use_mlock = settings.mlock
+        # 0.3.36 has no use_mmap/use_mlock fields (ctypes would accept them silently): load_mode.
+        mparams.load_mode = (1 if settings.mmap else 0) + (2 if settings.mlock else 0)
+        keep: list[Any] = []  # ctypes arrays the params point into, alive until the load ends
+        if settings.tensor_split:
+            n = llama_cpp.llama_max_devices()
+            arr = (ctypes.c_float * n)(*settings.tensor_split[:n])
+            keep.append(arr)
+            mparams.tensor_split = arr
+        if settings.n_cpu_moe:
+            from runner.memory import _set_cpu_moe
+
+            _set_cpu_moe(mparams, settings.n_cpu_moe, keep)
 
         def progress(p: float, _user: ctypes.c_void_p) -> bool:
             return True if on_progress is None else bool(on_progress(float(p)))
@@ -185,6 +195,9 @@ class Model:
             cparams.type_k = CACHE_TYPES[settings.cache_type_k]
             cparams.type_v = CACHE_TYPES[settings.cache_type_v]
             cparams.no_perf = True
+            # llama.cpp's C default gives sliding-window layers a full-size cache (4x the memory
+            # for Gemma 3); llama-server and Hearth's planner use the window-sized cache.
+            cparams.swa_full = False
             ctx = llama_cpp.llama_init_from_model(model, cparams)
             if not ctx:
                 llama_cpp.llama_model_free(model)

@@ -29,8 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from runner.settings import CACHE_TYPES, FLASH_ATTN, LoadSettings, add_load_flags, \
-    settings_from_args
+from runner.settings import CACHE_TYPES, FLASH_ATTN, LoadSettings, add_load_flags, settings_from_args
 
 log = logging.getLogger(__name__)
 
@@ -395,13 +394,6 @@ def build_parser() -> argparse.ArgumentParser:
         description="Dry-run a load (nothing is allocated) and print the memory it would need "
                     "per device as one JSON object.")
     add_load_flags(parser)
-    known = parser._option_string_actions  # the shared flags may gain these one day
-    if "--n-cpu-moe" not in known:
-        parser.add_argument("--n-cpu-moe", "-ncmoe", type=int, default=0,
-                            help="keep the expert tensors of the first N layers on the CPU")
-    if "--tensor-split" not in known:
-        parser.add_argument("--tensor-split", "-ts", default="",
-                            help="share of layers per GPU, comma-separated (e.g. 3,1)")
     return parser
 
 
@@ -410,13 +402,7 @@ def main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     settings = settings_from_args(args)
-    split_text = getattr(args, "tensor_split", "") or ""
-    try:
-        split = tuple(float(x) for x in str(split_text).split(",") if x.strip())
-    except ValueError:
-        parser.error(f"--tensor-split takes numbers separated by commas, not {split_text!r}")
-    options = ProbeOptions(n_cpu_moe=max(0, int(getattr(args, "n_cpu_moe", 0) or 0)),
-                           tensor_split=split)
+    options = ProbeOptions(n_cpu_moe=settings.n_cpu_moe, tensor_split=settings.tensor_split)
     try:
         result = probe(settings, options)
     except (ProbeError, OSError) as exc:

@@ -46,6 +46,8 @@ class LoadSettings:
     alias: str | None = None
     parallel: int = 1
     seed: int = -1
+    n_cpu_moe: int = 0  # keep the expert tensors of the first N layers in RAM (MoE models)
+    tensor_split: tuple[float, ...] = ()  # share of the layers per GPU
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,6 +74,10 @@ def add_load_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--parallel", "-np", type=_pos_int, default=1,
                         help="number of parallel slots")
     parser.add_argument("--seed", type=int, default=-1, help="default sampling seed (-1: random)")
+    parser.add_argument("--n-cpu-moe", "-ncmoe", type=_nonneg_int, default=0,
+                        help="keep the MoE expert tensors of the first N layers on the CPU")
+    parser.add_argument("--tensor-split", "-ts", type=_split, default=(),
+                        help="fraction of the model per GPU, e.g. 3,1")
     parser.add_argument("--alias", "-a", default=None, help="model name reported by the API")
 
 
@@ -93,6 +99,8 @@ def settings_from_args(args: argparse.Namespace) -> LoadSettings:
         alias=args.alias,
         parallel=args.parallel,
         seed=args.seed,
+        n_cpu_moe=args.n_cpu_moe,
+        tensor_split=args.tensor_split,
     )
 
 
@@ -105,6 +113,16 @@ def physical_cores() -> int:
     except Exception:
         n = None
     return max(1, n or os.cpu_count() or 1)
+
+
+def _split(text: str) -> tuple[float, ...]:
+    try:
+        parts = tuple(float(p) for p in text.replace("/", ",").split(",") if p.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers like 3,1, got {text!r}") from None
+    if not parts or any(p < 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"expected non-negative numbers like 3,1, got {text!r}")
+    return parts
 
 
 def _pos_int(text: str) -> int:

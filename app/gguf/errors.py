@@ -1,0 +1,31 @@
+"""Typed errors for GGUF reading; each ``str()`` is a sentence a user can act on."""
+
+from __future__ import annotations
+
+
+class GGUFError(Exception):
+    """The file is not a model Hearth can read (damaged, hostile, or from the future)."""
+
+
+class NotGGUFError(GGUFError):
+    """The bytes do not start with the GGUF magic."""
+
+
+class HeaderTruncatedError(GGUFError):
+    """The buffer ends inside the header.
+
+    ``needed`` is a lower bound for how many bytes from the start of the file the header needs,
+    so a caller planning from a partial download can fetch at least that much and try again.
+    """
+
+    def __init__(self, needed: int, have: int, source: str = "the buffer") -> None:
+        self.needed = needed
+        self.have = have
+        super().__init__(
+            f"The model header in {source} is incomplete: it needs at least {needed:,} bytes "
+            f"but only {have:,} are there. Download more of the file (or all of it) and try again."
+        )
+
+
+class MissingPartError(GGUFError):
+    """One shard of a split model (``-0000k-of-0000N``) is not on disk."""

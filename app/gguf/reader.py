@@ -1,0 +1,265 @@
+"""A defensive reader for the GGUF header (metadata and tensor directory, never tensor data).
+
+The gguf package's own reader memory-maps a whole file and trusts every length it finds. Hearth
+also reads the first megabytes of remote files and files users drop on it, so this reader:
+
+- works on any bytes-like object (a memory map of a local file, or a partial download);
+- checks every length against what is left in the buffer *before* using it, so a hostile header
+  cannot make it allocate gigabytes or loop for minutes;
+- skips the big tokenizer arrays without decoding them (only their element count is kept), which
+  keeps a 256k-token vocabulary to a few tens of milliseconds;
+- raises :class:`HeaderTruncatedError` with a byte count when a partial download is too short.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from app.gguf.errors import GGUFError, HeaderTruncatedError, NotGGUFError
+from app.gguf.quant import tensor_nbytes
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"GGUF"
+DEFAULT_ALIGNMENT = 32
+
+# Limits far beyond any real model (the largest vocabularies have ~260k tokens, the largest
+# models a few thousand tensors) yet small enough that a hostile header fails fast.
+MAX_KV = 1 << 16
+MAX_TENSORS = 1 << 20
+MAX_STRING = 1 << 24  # 16 MiB: chat templates are kilobytes
+MAX_ARRAY = 1 << 26
+MAX_DIMS = 4  # GGML_MAX_DIMS
+MAX_ELEMENTS = 1 << 50
+MAX_ARRAY_DEPTH = 2
+# Arrays up to this many elements are decoded; longer ones (tokens, merges, scores) are only
+# counted: the planner needs their length, never their contents.
+DECODE_ARRAY_MAX = 4096
+
+# GGUF value types.
+_UINT8, _INT8, _UINT16, _INT16, _UINT32, _INT32, _FLOAT32, _BOOL = range(8)
+_STRING, _ARRAY, _UINT64, _INT64, _FLOAT64 = 8, 9, 10, 11, 12
+
+_SCALARS: dict[int, struct.Struct] = {
+    _UINT8: struct.Struct("<B"),
+    _INT8: struct.Struct("<b"),
+    _UINT16: struct.Struct("<H"),
+    _INT16: struct.Struct("<h"),
+    _UINT32: struct.Struct("<I"),
+    _INT32: struct.Struct("<i"),
+    _FLOAT32: struct.Struct("<f"),
+    _BOOL: struct.Struct("<?"),
+    _UINT64: struct.Struct("<Q"),
+    _INT64: struct.Struct("<q"),
+    _FLOAT64: struct.Struct("<d"),
+}
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """A long metadata array that was counted, not decoded."""
+
+    item_type: int
+    count: int
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One entry of the tensor directory."""
+
+    name: str
+    shape: tuple[int, ...]  # ggml order: shape[0] is the row length
+    ggml_type: int
+    offset: int  # relative to the start of the data section
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class GGUFHeader:
+    """Everything before the tensor data."""
+
+    version: int
+    metadata: dict[str, Any]
+    tensors: tuple[TensorInfo, ...]
+    alignment: int
+    data_offset: int  # absolute offset of the tensor data section
+
+    @property
+    def data_size(self) -> int:
+        """Bytes of tensor data the directory describes (the end of the last tensor)."""
+        if not self.tensors:
+            return 0
+        return max(t.offset + t.nbytes for t in self.tensors)
+
+
+class _Cursor:
+    """Bounds-checked sequential reads over a bytes-like buffer."""
+
+    def __init__(self, buf: memoryview, source: str, file_size: int | None) -> None:
+        self.buf = buf
+        self.pos = 0
+        self.source = source
+        # For a partial download the file is larger than the buffer; running past the buffer
+        # means "fetch more", while running past the file means "damaged".
+        self.file_size = file_size
+
+    def need(self, n: int) -> None:
+        end = self.pos + n
+        if end <= len(self.buf):
+            return
+        if self.file_size is not None and end > self.file_size:
+            raise GGUFError(
+                f"{self.source} is damaged: its header claims data beyond the end of the file "
+                f"(byte {end:,} of {self.file_size:,}). Download it again."
+            )
+        raise HeaderTruncatedError(end, len(self.buf), self.source)
+
+    def unpack(self, s: struct.Struct) -> Any:
+        self.need(s.size)
+        value = s.unpack_from(self.buf, self.pos)[0]
+        self.pos += s.size
+        return value
+
+    def u32(self) -> int:
+        return int(self.unpack(_U32))
+
+    def u64(self) -> int:
+        return int(self.unpack(_U64))
+
+    def string(self, what: str) -> str:
+        n = self.u64()
+        if n > MAX_STRING:
+            raise GGUFError(
+                f"{self.source} is damaged or not a model: {what} claims a string of {n:,} bytes."
+            )
+        self.need(n)
+        raw = bytes(self.buf[self.pos : self.pos + n])
+        self.pos += n
+        return raw.decode("utf-8", errors="replace")
+
+    def skip_strings(self, count: int) -> None:
+        # The hot loop for tokenizer vocabularies: only the lengths are read.
+        buf, pos, end, unpack = self.buf, self.pos, len(self.buf), _U64.unpack_from
+        for _ in range(count):
+            if pos + 8 > end:
+                self.need(pos + 8 - self.pos)
+            n = unpack(buf, pos)[0]
+            if n > MAX_STRING:
+                raise GGUFError(f"{self.source} is damaged: a string of {n:,} bytes in an array.")
+            pos += 8 + n
+        if pos > end:
+            self.need(pos - self.pos)
+        self.pos = pos
+
+
+def parse_header(buf: Any, source: str = "the file", file_size: int | None = None) -> GGUFHeader:
+    """Parse the GGUF header at the start of ``buf`` (bytes, bytearray, memoryview or mmap).
+
+    ``file_size`` is the full size of the file when ``buf`` holds only its beginning; when it is
+    None the buffer is assumed to be the whole file only for the purpose of error messages.
+    """
+    # Views on a memory map must be released before the map closes, even on errors.
+    with memoryview(buf) as view, view.cast("B") as flat:
+        return _parse(_Cursor(flat, source, file_size), source)
+
+
+def _parse(cur: _Cursor, source: str) -> GGUFHeader:
+    cur.need(4)
+    if bytes(cur.buf[:4]) != MAGIC:
+        raise NotGGUFError(
+            f"{source} is not a GGUF model (it does not start with 'GGUF'). Hearth runs GGUF "
+            "files; look for a file ending in .gguf."
+        )
+    cur.pos = 4
+    version = cur.u32()
+    if version in (1,):
+        raise GGUFError(f"{source} uses GGUF version 1, which llama.cpp no longer loads. "
+                        "Download a newer conversion of the model.")
+    if version not in (2, 3):
+        if version & 0xFFFFFF == 0 and version >> 24 in (2, 3):
+            raise GGUFError(f"{source} is a big-endian GGUF file; download the little-endian one.")
+        raise GGUFError(f"{source} uses GGUF version {version}, which this version of Hearth "
+                        "cannot read. Update Hearth, or download another conversion.")
+    n_tensors = cur.u64()
+    n_kv = cur.u64()
+    if n_tensors > MAX_TENSORS or n_kv > MAX_KV:
+        raise GGUFError(f"{source} is damaged or hostile: it claims {n_tensors:,} tensors and "
+                        f"{n_kv:,} metadata entries.")
+
+    metadata: dict[str, Any] = {}
+    for _ in range(n_kv):
+        key = cur.string("a metadata key")
+        vtype = cur.u32()
+        metadata[key] = _read_value(cur, vtype, key, depth=0)
+
+    alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
+    if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
+        raise GGUFError(f"{source} is damaged: general.alignment is {alignment!r}, "
+                        "not a power of two.")
+
+    tensors: list[TensorInfo] = []
+    seen: set[str] = set()
+    for _ in range(n_tensors):
+        name = cur.string("a tensor name")
+        n_dims = cur.u32()
+        if not 1 <= n_dims <= MAX_DIMS:
+            raise GGUFError(f"{source} is damaged: tensor {name!r} has {n_dims} dimensions.")
+        shape = tuple(cur.u64() for _ in range(n_dims))
+        n_el = 1
+        for d in shape:
+            n_el *= d
+            if n_el > MAX_ELEMENTS:
+                raise GGUFError(f"{source} is damaged: tensor {name!r} has an impossible shape "
+                                f"{list(shape)}.")
+        ggml_type = cur.u32()
+        offset = cur.u64()
+        if offset % alignment:
+            raise GGUFError(f"{source} is damaged: tensor {name!r} is not aligned.")
+        if name in seen:
+            raise GGUFError(f"{source} is damaged: tensor {name!r} appears twice.")
+        seen.add(name)
+        nbytes = tensor_nbytes(ggml_type, shape, name, source)
+        tensors.append(TensorInfo(name, shape, ggml_type, offset, nbytes))
+
+    data_offset = -(-cur.pos // alignment) * alignment
+    return GGUFHeader(version, metadata, tuple(tensors), alignment, data_offset)
+
+
+def _read_value(cur: _Cursor, vtype: int, key: str, depth: int) -> Any:
+    scalar = _SCALARS.get(vtype)
+    if scalar is not None:
+        return cur.unpack(scalar)
+    if vtype == _STRING:
+        return cur.string(f"metadata {key!r}")
+    if vtype != _ARRAY:
+        raise GGUFError(f"{cur.source} is damaged: metadata {key!r} has unknown type {vtype}.")
+    if depth >= MAX_ARRAY_DEPTH:
+        raise GGUFError(f"{cur.source} is damaged: metadata {key!r} nests arrays too deeply.")
+    item_type = cur.u32()
+    count = cur.u64()
+    if count > MAX_ARRAY:
+        raise GGUFError(f"{cur.source} is damaged: metadata {key!r} claims {count:,} items.")
+    item = _SCALARS.get(item_type)
+    if item is not None:
+        total = item.size * count
+        cur.need(total)
+        if count > DECODE_ARRAY_MAX:
+            cur.pos += total
+            return ArrayInfo(item_type, count)
+        values = list(struct.unpack_from(f"<{count}{item.format[-1]}", cur.buf, cur.pos))
+        cur.pos += total
+        return values
+    if item_type == _STRING:
+        if count > DECODE_ARRAY_MAX:
+            cur.skip_strings(count)
+            return ArrayInfo(item_type, count)
+        return [cur.string(f"metadata {key!r}") for _ in range(count)]
+    if item_type == _ARRAY:
+        return [_read_value(cur, _ARRAY, key, depth + 1) for _ in range(count)]
+    raise GGUFError(f"{cur.source} is damaged: metadata {key!r} has items of unknown type "
+                    f"{item_type}.")

@@ -1,0 +1,126 @@
+"""Confirm a plan with the runner's dry run, and correct the plan when the two disagree.
+
+``hearth-runner probe`` takes the plan's own flags and prints what llama.cpp would allocate.
+When its KV or compute figure for a device differs from the prediction by more than the
+tolerance, the ratio becomes a :class:`Correction` and the planner plans again with it (at most
+twice: the dry run is deterministic, so a second disagreement means something else is wrong).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from app.planner.memory import Correction
+from app.planner.plan import LaunchPlan
+
+log = logging.getLogger(__name__)
+
+TOLERANCE = 0.02  # 2 %
+SLACK_BYTES = 1 << 20  # differences under 1 MiB are rounding in llama.cpp's MiB log lines
+PROBE_TIMEOUT_S = 60.0
+
+ProbeFn = Callable[[list[str]], dict[str, Any]]
+
+
+class ProbeUnavailableError(Exception):
+    """The runner could not be started or failed; planning continues without the dry run."""
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """The outcome of checking a plan against the dry run."""
+
+    plan: LaunchPlan
+    confirmed: bool
+    probe: dict[str, Any] | None
+    corrections: dict[str, Correction]
+    note: str
+
+
+def run_probe(args: list[str], timeout: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
+    """Run ``python -m runner probe <args>`` and return its JSON."""
+    cmd = [sys.executable, "-m", "runner", "probe", *args]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ProbeUnavailableError(f"the runner's dry run could not run ({exc})") from exc
+    lines = [ln for ln in done.stdout.splitlines() if ln.strip().startswith("{")]
+    try:
+        data: dict[str, Any] = json.loads(lines[-1]) if lines else {}
+    except ValueError:
+        data = {}
+    if done.returncode != 0 or not data or "error" in data:
+        why = data.get("error") or done.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise ProbeUnavailableError(f"the runner's dry run failed: {why if isinstance(why, str) else why[0]}")
+    return data
+
+
+def disagreements(plan: LaunchPlan, probe: Mapping[str, Any]) -> dict[str, Correction]:
+    """Per device, the correction the dry run asks for (empty when it agrees)."""
+    measured = {str(d.get("device")): d for d in probe.get("devices", [])}
+    out: dict[str, Correction] = {}
+    for b in plan.devices:
+        name = b.device.llama_name or b.device.name
+        m = measured.get(name)
+        if m is None:
+            continue
+        kv_f = _factor(int(m.get("kv", 0)), b.usage.kv)
+        comp_f = _factor(int(m.get("compute", 0)), b.usage.compute)
+        if kv_f != 1.0 or comp_f != 1.0:
+            out[name] = Correction(kv=kv_f, compute=comp_f)
+    return out
+
+
+def _factor(measured: int, predicted: int) -> float:
+    if predicted <= 0 or measured <= 0:
+        return 1.0
+    if abs(measured - predicted) <= max(SLACK_BYTES, TOLERANCE * predicted):
+        return 1.0
+    return measured / predicted
+
+
+def confirm(replan: Callable[[Mapping[str, Correction]], LaunchPlan], first: LaunchPlan,
+            probe: ProbeFn = run_probe, max_rounds: int = 2) -> Confirmation:
+    """Probe ``first``; while the dry run disagrees, re-plan with its corrections."""
+    current = first
+    corrections: dict[str, Correction] = {}
+    result: dict[str, Any] | None = None
+    for round_no in range(max_rounds + 1):
+        try:
+            result = probe(current.runner_args())
+        except ProbeUnavailableError as exc:
+            log.info("plan not confirmed: %s", exc)
+            return Confirmation(current, False, None, corrections,
+                                f"Not checked with llama.cpp's dry run: {exc}.")
+        found = disagreements(current, result)
+        if not found:
+            note = "Checked with llama.cpp's dry run: the prediction matches."
+            if round_no:
+                note = ("Checked with llama.cpp's dry run, which corrected the first estimate "
+                        f"({_describe(corrections)}).")
+            reasons = [*current.reasons, note]
+            return Confirmation(replace(current, reasons=reasons), True, result, corrections,
+                                note)
+        for dev, c in found.items():
+            old = corrections.get(dev, Correction())
+            corrections[dev] = Correction(kv=old.kv * c.kv, compute=old.compute * c.compute)
+        if round_no == max_rounds:
+            break
+        current = replan(corrections)
+    note = ("llama.cpp's dry run still disagrees with the planner after correcting it "
+            f"({_describe(corrections)}); the plan keeps the corrected figures.")
+    return Confirmation(replace(current, reasons=[*current.reasons, note]), False, result,
+                        corrections, note)
+
+
+def _describe(corrections: Mapping[str, Correction]) -> str:
+    parts = []
+    for dev, c in corrections.items():
+        parts.append(f"{dev}: KV ×{c.kv:.3f}, compute ×{c.compute:.3f}")
+    return "; ".join(parts) or "no change"

@@ -1,0 +1,73 @@
+"""Turn a hardware report into the memory pools a plan fills, with their reserves."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from app.planner.types import Device, GiB
+
+if TYPE_CHECKING:
+    from app.hardware import HardwareReport
+    from app.hardware.report import GpuInfo
+
+# One runner build drives one backend; prefer the one that is fastest where several see a GPU.
+_BACKEND_RANK = {"cuda": 0, "rocm": 1, "metal": 2, "vulkan": 3}
+_LLAMA_PREFIX = {"cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan"}
+RAM_HEADROOM_MIN = 2 * GiB
+RAM_HEADROOM_FRACTION = 0.10
+
+
+def ram_headroom(total: int) -> int:
+    """RAM left to the system and other apps: max(2 GiB, 10 %)."""
+    return max(RAM_HEADROOM_MIN, int(total * RAM_HEADROOM_FRACTION))
+
+
+def llama_device_name(gpu: GpuInfo) -> str:
+    """The ggml device name the runner will see (CUDA0, ROCm0, Vulkan0, Metal)."""
+    if gpu.runner_device:
+        return gpu.runner_device
+    if gpu.backend == "metal":
+        return "Metal"
+    return f"{_LLAMA_PREFIX.get(gpu.backend, gpu.backend)}{gpu.index}"
+
+
+def choose_gpus(hardware: HardwareReport) -> list[GpuInfo]:
+    """The GPUs one runner build will use: those of the best backend on this machine.
+
+    An integrated GPU next to a discrete one is left out: it shares system RAM and is slower than
+    the CPU path it would replace.
+    """
+    gpus = [g for g in hardware.gpus if g.total > 0 and g.backend in _BACKEND_RANK]
+    discrete = [g for g in gpus if not g.unified]
+    pool = discrete or gpus
+    if not pool:
+        return []
+    best = min(_BACKEND_RANK[g.backend] for g in pool)
+    chosen = [g for g in pool if _BACKEND_RANK[g.backend] == best]
+    return sorted(chosen, key=lambda g: g.index)
+
+
+def devices_for(hardware: HardwareReport, margin: int, cpu_only: bool = False) -> list[Device]:
+    """GPUs first (device order), then the CPU's RAM."""
+    out: list[Device] = []
+    if not cpu_only:
+        for g in choose_gpus(hardware):
+            out.append(Device(
+                name=g.name, kind="gpu", backend=g.backend, index=g.index, total=g.total,
+                free=g.free, used_by_others=g.used_by_others, reserve=margin, unified=g.unified,
+                llama_name=llama_device_name(g),
+            ))
+    mem = hardware.memory
+    out.append(Device(
+        name=hardware.cpu.model or "CPU", kind="cpu", backend="cpu", index=0, total=mem.total,
+        free=mem.available, used_by_others=max(0, mem.total - mem.available),
+        reserve=ram_headroom(mem.total), llama_name="CPU",
+    ))
+    return out
+
+
+def thread_count(hardware: HardwareReport) -> int:
+    """Physical performance cores: decode is memory-bound, and E-cores and hyper-threads make
+    every thread wait for the slowest one."""
+    cpu = hardware.cpu
+    return max(1, cpu.performance_cores or cpu.physical_cores or cpu.logical_cores or 1)

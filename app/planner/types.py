@@ -1,0 +1,164 @@
+"""The planner's vocabulary: what the user wishes, what the plan sets, what each device holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+ContextWish = int | Literal["fit", "max"]
+Priority = Literal["speed", "context"]
+
+
+class PlannerError(Exception):
+    """A plan could not be made; ``str()`` says what to change."""
+
+
+class PlanDoesNotFitError(PlannerError):
+    """Raised by :meth:`LaunchPlan.ensure_fits` for a plan that exceeds a device's budget."""
+
+
+@dataclass(frozen=True)
+class Pins:
+    """Knobs the user fixed. None: the planner chooses."""
+
+    n_gpu_layers: int | None = None
+    n_ctx: int | None = None
+    n_batch: int | None = None
+    n_ubatch: int | None = None
+    n_threads: int | None = None
+    n_threads_batch: int | None = None
+    flash_attn: str | None = None  # "on" | "off" | "auto"
+    cache_type_k: str | None = None
+    cache_type_v: str | None = None
+    n_cpu_moe: int | None = None
+    tensor_split: tuple[float, ...] | None = None
+    mmap: bool | None = None
+    mlock: bool | None = None
+
+    def pinned(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) is not None}
+
+
+@dataclass(frozen=True)
+class Wishes:
+    """What the user wants from the plan.
+
+    ``context``: a number of tokens (kept, layers move around it), "fit" (as much as fits, up to
+    the training context, never below ``min_ctx``) or "max" (the training context).
+    """
+
+    context: ContextWish = "fit"
+    priority: Priority = "speed"
+    pins: Pins = field(default_factory=Pins)
+    margin: int = GiB  # free memory left on every GPU (llama.cpp's fit uses 1 GiB)
+    min_ctx: int = 4096  # context floor for "fit"
+    allow_quantized_kv: bool = True
+    cpu_only: bool = False
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Load settings: exactly what the runner's ``serve``/``probe`` flags express."""
+
+    n_gpu_layers: int
+    n_ctx: int
+    n_batch: int = 512
+    n_ubatch: int = 512
+    n_threads: int = 1
+    n_threads_batch: int = 1
+    flash_attn: str = "on"
+    cache_type_k: str = "f16"
+    cache_type_v: str = "f16"
+    n_cpu_moe: int = 0  # the first N layers keep their expert tensors on the CPU
+    tensor_split: tuple[float, ...] = ()  # layers per GPU, in device order (several GPUs)
+    mmap: bool = True
+    mlock: bool = False
+    parallel: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n_gpu_layers": self.n_gpu_layers,
+            "n_ctx": self.n_ctx,
+            "n_batch": self.n_batch,
+            "n_ubatch": self.n_ubatch,
+            "n_threads": self.n_threads,
+            "n_threads_batch": self.n_threads_batch,
+            "flash_attn": self.flash_attn,
+            "cache_type_k": self.cache_type_k,
+            "cache_type_v": self.cache_type_v,
+            "n_cpu_moe": self.n_cpu_moe,
+            "tensor_split": list(self.tensor_split),
+            "mmap": self.mmap,
+            "mlock": self.mlock,
+        }
+
+
+@dataclass(frozen=True)
+class Device:
+    """A memory pool the plan fills: one GPU, or the CPU's RAM (always last in a list)."""
+
+    name: str
+    kind: Literal["gpu", "cpu"]
+    backend: str  # cuda, rocm, metal, vulkan, cpu
+    index: int
+    total: int
+    free: int
+    used_by_others: int
+    reserve: int  # kept free: the GPU margin, or the RAM headroom
+    unified: bool = False  # a GPU whose memory is system RAM (Apple Silicon, iGPU)
+    llama_name: str = ""  # the ggml device name (CUDA0, Metal, CPU): matches probe output
+
+    @property
+    def budget(self) -> int:
+        return max(0, self.free - self.reserve)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Predicted bytes on one device."""
+
+    weights: int = 0
+    kv: int = 0
+    compute: int = 0
+    layers: int = 0  # repeating layers (and the output layer) placed here
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.kv + self.compute
+
+
+@dataclass(frozen=True)
+class DeviceBreakdown:
+    """One device of a plan: capacity and predicted use."""
+
+    device: Device
+    usage: Usage
+
+    @property
+    def fits(self) -> bool:
+        return self.usage.total <= self.device.budget
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.device
+        return {
+            "name": d.name,
+            "kind": d.kind,
+            "backend": d.backend,
+            "llama_name": d.llama_name,
+            "total": d.total,
+            "free": d.free,
+            "used_by_others": d.used_by_others,
+            "reserve": d.reserve,
+            "budget": d.budget,
+            "layers": self.usage.layers,
+            "predicted": {
+                "weights": self.usage.weights,
+                "kv": self.usage.kv,
+                "compute": self.usage.compute,
+                "total": self.usage.total,
+            },
+        }
