@@ -480,6 +480,7 @@ class Scheduler:
             if cut:
                 job.on_text(buf[:cut])
             slot.held = ""
+            slot.decoder = None  # nothing after the stop string is sent, not even a byte tail
             self._finish(slot, "stop")
             return True
         hold = max((_overlap(buf, s) for s in job.stop), default=0)
@@ -492,9 +493,10 @@ class Scheduler:
         job = slot.job
         if job is None:
             return
-        tail = slot.decoder.decode(b"", final=True) if slot.decoder else ""
-        if reason != "stop" or not job.stop:
-            tail = slot.held + tail
+        # Text held back as a possible stop-string start is ordinary text when generation ends
+        # for another reason (EOS, length): it must reach the client.
+        tail = slot.held + (slot.decoder.decode(b"", final=True) if slot.decoder else "")
+        slot.held = ""
         if tail and reason != "cancelled":
             job.on_text(tail)
         now = time.perf_counter()

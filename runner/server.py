@@ -361,6 +361,8 @@ async def _generate(state: RunnerState, body: _Sampling, tokens: list[int],
         loop.call_soon_threadsafe(put, exc)
 
     sampling = _sampling(body, state.model.n_vocab)
+    if body.seed is None:
+        sampling.seed = state.settings.seed  # --seed is the default for requests without one
     sampling.grammar = grammar
     job = Job(prompt=tokens, on_text=on_text, on_done=on_done, on_error=on_error,
               max_tokens=max_tokens, sampling=sampling,

@@ -1,0 +1,576 @@
+"""The runner's OpenAI-compatible API, exercised over real HTTP against a real tiny model.
+
+Two clients: httpx2 (what the app uses) and the official ``openai`` package (the proof that
+other tools can talk to Hearth's runner too).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import openai
+import pytest
+
+from app.runner_client.client import RunnerApiError, RunnerClient, iter_sse
+from tests.fixtures.models import TINY, vocabulary
+from tests.integration.conftest import Runner, StartRunner
+
+PROMPT = "the world is warm and the fire is light"
+MESSAGES = [{"role": "system", "content": "be brief"},
+            {"role": "user", "content": "hello model , what is the hearth ?"}]
+ENDPOINTS = [("GET", "/health"), ("GET", "/v1/models"), ("GET", "/runner/status"),
+             ("POST", "/v1/chat/completions"), ("POST", "/v1/completions"),
+             ("GET", "/docs"), ("GET", "/openapi.json"), ("GET", "/no/such/path")]
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def http(runner: Runner) -> Iterator[httpx2.Client]:
+    with runner.client() as client:
+        yield client
+
+
+@pytest.fixture
+def oai(runner: Runner) -> Iterator[openai.OpenAI]:
+    client = openai.OpenAI(base_url=runner.url + "/v1", api_key=runner.key, max_retries=0,
+                           timeout=60)
+    yield client
+    client.close()
+
+
+def unique(text: str = PROMPT) -> str:
+    """A prompt no other test sent, so the prompt cache cannot change what a test sees."""
+    return f"{uuid.uuid4().hex[:8]} {text}"
+
+
+def post(http: httpx2.Client, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    resp = http.post(path, json=body)
+    assert resp.status_code == 200, resp.text
+    data: dict[str, Any] = resp.json()
+    return data
+
+
+def stream_events(http: httpx2.Client, path: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every SSE event of a streamed request, parsed; asserts the [DONE] ending."""
+    events: list[dict[str, Any]] = []
+    with http.stream("POST", path, json={**body, "stream": True}) as resp:
+        assert resp.status_code == 200, resp.read()
+        assert resp.headers["content-type"].startswith("text/event-stream")
+        datas = list(iter_sse(resp.iter_lines()))
+    assert datas and datas[-1] == "[DONE]", datas[-3:]
+    assert "[DONE]" not in datas[:-1]
+    for data in datas[:-1]:
+        events.append(json.loads(data))
+    return events
+
+
+def chat_text(events: list[dict[str, Any]]) -> str:
+    return "".join(c["delta"].get("content") or "" for e in events for c in e["choices"])
+
+
+def completion_text(events: list[dict[str, Any]]) -> str:
+    return "".join(c.get("text") or "" for e in events for c in e["choices"])
+
+
+def finish_reasons(events: list[dict[str, Any]]) -> list[str]:
+    return [c["finish_reason"] for e in events for c in e["choices"] if c.get("finish_reason")]
+
+
+def usage_of(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    found = [e["usage"] for e in events if e.get("usage")]
+    assert len(found) <= 1, found
+    return found[0] if found else None
+
+
+def check_usage(usage: dict[str, Any], completion_tokens: int | None = None) -> None:
+    assert usage["prompt_tokens"] > 0
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    cached = usage["prompt_tokens_details"]["cached_tokens"]
+    assert 0 <= cached < usage["prompt_tokens"]
+    if completion_tokens is not None:
+        assert usage["completion_tokens"] == completion_tokens
+
+
+def token_id(word: str) -> int:
+    tokens, _, _ = vocabulary(TINY.n_vocab)
+    return tokens.index("▁" + word)
+
+
+# ---- chat ---------------------------------------------------------------------------------------
+
+def test_chat_non_streaming(http: httpx2.Client, runner: Runner) -> None:
+    data = post(http, "/v1/chat/completions",
+                {"messages": MESSAGES, "max_tokens": 12, "ignore_eos": True, "temperature": 0})
+    assert data["object"] == "chat.completion"
+    assert data["id"].startswith("chatcmpl-")
+    assert data["model"] == http.get("/v1/models").json()["data"][0]["id"]
+    (choice,) = data["choices"]
+    assert choice["index"] == 0
+    assert choice["message"]["role"] == "assistant"
+    assert choice["message"]["content"]
+    assert choice["finish_reason"] == "length"
+    check_usage(data["usage"], completion_tokens=12)
+
+
+def test_chat_streaming_httpx(http: httpx2.Client) -> None:
+    events = stream_events(http, "/v1/chat/completions", {
+        "messages": MESSAGES, "max_tokens": 20, "ignore_eos": True,
+        "stream_options": {"include_usage": True}})
+    ids = {e["id"] for e in events}
+    assert len(ids) == 1 and ids.pop().startswith("chatcmpl-")
+    assert {e["object"] for e in events} == {"chat.completion.chunk"}
+    assert events[0]["choices"][0]["delta"]["role"] == "assistant"
+    assert chat_text(events)
+    assert finish_reasons(events) == ["length"]
+    usage = usage_of(events)
+    assert usage is not None
+    check_usage(usage, completion_tokens=20)
+    # The usage chunk comes last and has no choices, as OpenAI sends it.
+    assert events[-1]["choices"] == [] and events[-1]["usage"] == usage
+
+
+def test_chat_streaming_without_usage_option_sends_no_usage(http: httpx2.Client) -> None:
+    events = stream_events(http, "/v1/chat/completions",
+                           {"messages": MESSAGES, "max_tokens": 4, "ignore_eos": True})
+    assert usage_of(events) is None
+    assert finish_reasons(events) == ["length"]
+
+
+def test_stream_equals_non_stream_at_temperature_0(http: httpx2.Client) -> None:
+    messages = [{"role": "user", "content": unique("tell me about the fire")}]
+    body = {"messages": messages, "max_tokens": 24, "ignore_eos": True, "temperature": 0}
+    whole = post(http, "/v1/chat/completions", body)["choices"][0]["message"]["content"]
+    streamed = chat_text(stream_events(http, "/v1/chat/completions", body))
+    assert streamed == whole
+
+
+def test_max_completion_tokens(http: httpx2.Client) -> None:
+    data = post(http, "/v1/chat/completions",
+                {"messages": MESSAGES, "max_completion_tokens": 5, "ignore_eos": True})
+    assert data["usage"]["completion_tokens"] == 5
+    assert data["choices"][0]["finish_reason"] == "length"
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 33])
+def test_max_tokens_honoured(http: httpx2.Client, n: int) -> None:
+    body = {"messages": MESSAGES, "max_tokens": n, "ignore_eos": True,
+            "stream_options": {"include_usage": True}}
+    events = stream_events(http, "/v1/chat/completions", body)
+    usage = usage_of(events)
+    assert usage is not None and usage["completion_tokens"] == n
+    # Without ignore_eos the model may stop earlier, never later.
+    data = post(http, "/v1/chat/completions", {"messages": MESSAGES, "max_tokens": n})
+    assert data["usage"]["completion_tokens"] <= n
+
+
+def test_chat_content_parts(http: httpx2.Client) -> None:
+    messages = [{"role": "user", "content": [{"type": "text", "text": "hello "},
+                                             {"type": "text", "text": "world"}]}]
+    data = post(http, "/v1/chat/completions", {"messages": messages, "max_tokens": 3})
+    assert data["usage"]["prompt_tokens"] > 0
+
+
+def test_app_client_streams(runner: Runner) -> None:
+    with RunnerClient(runner.url, runner.key) as client:
+        assert client.health().status == "ok"
+        stream = client.stream_chat(MESSAGES, max_tokens=9, ignore_eos=True)
+        text = "".join(stream)
+        assert text
+        assert stream.end is not None and stream.end.finish_reason == "length"
+        assert stream.end.usage is not None and stream.end.usage["completion_tokens"] == 9
+        with pytest.raises(RunnerApiError) as info:
+            client.chat([], max_tokens=1)
+        assert info.value.status == 400
+
+
+# ---- completions --------------------------------------------------------------------------------
+
+def test_completions_non_streaming(http: httpx2.Client) -> None:
+    data = post(http, "/v1/completions",
+                {"prompt": PROMPT, "max_tokens": 10, "ignore_eos": True})
+    assert data["object"] == "text_completion"
+    assert data["id"].startswith("cmpl-")
+    (choice,) = data["choices"]
+    assert choice["text"]
+    assert choice["finish_reason"] == "length"
+    check_usage(data["usage"], completion_tokens=10)
+
+
+def test_completions_default_max_tokens_is_16(http: httpx2.Client) -> None:
+    data = post(http, "/v1/completions", {"prompt": PROMPT, "ignore_eos": True})
+    assert data["usage"]["completion_tokens"] == 16
+
+
+def test_completions_streaming(http: httpx2.Client) -> None:
+    events = stream_events(http, "/v1/completions", {
+        "prompt": PROMPT, "max_tokens": 15, "ignore_eos": True,
+        "stream_options": {"include_usage": True}})
+    assert {e["object"] for e in events} == {"text_completion"}
+    assert completion_text(events)
+    assert finish_reasons(events) == ["length"]
+    usage = usage_of(events)
+    assert usage is not None
+    check_usage(usage, completion_tokens=15)
+
+
+def test_long_prompt_over_several_batches(http: httpx2.Client) -> None:
+    """A prompt longer than n_batch (512) is decoded in chunks and still fits the context."""
+    prompt = unique(" ".join([PROMPT] * 40))
+    data = post(http, "/v1/completions", {"prompt": prompt, "max_tokens": 4, "ignore_eos": True})
+    assert data["usage"]["prompt_tokens"] > 1200
+    assert data["usage"]["completion_tokens"] == 4
+
+
+# ---- models, status -----------------------------------------------------------------------------
+
+def test_models(http: httpx2.Client, runner: Runner, tiny_model: object) -> None:
+    data = http.get("/v1/models").json()
+    assert data["object"] == "list"
+    (model,) = data["data"]
+    assert model["object"] == "model"
+    assert model["id"] == str(tiny_model).rsplit("/", 1)[-1].removesuffix(".gguf")
+    assert isinstance(model["created"], int)
+
+
+def test_runner_status_fields(http: httpx2.Client, runner: Runner, tiny_model: object) -> None:
+    post(http, "/v1/completions", {"prompt": unique(), "max_tokens": 6, "ignore_eos": True})
+    status = http.get("/runner/status").json()
+    assert status["status"] == "ok"
+    assert status["model"]["path"] == str(tiny_model)
+    settings = status["settings"]
+    assert settings["model"] == str(tiny_model)
+    assert settings["ctx_size"] == 4096 and settings["parallel"] == 1
+    assert settings["threads"] >= 1
+    assert status["context"] == {"n_ctx": 4096, "n_ctx_train": TINY.n_ctx_train, "slots": 1,
+                                 "per_slot": 4096}
+    assert status["uptime_s"] > 0
+    assert status["load_seconds"] > 0
+    assert status["build"]["llama_cpp_python"]
+    assert isinstance(status["build"]["gpu_offload"], bool)
+    assert status["requests"]["active"] == 0
+    assert status["requests"]["total"] >= 1
+    last = status["last_request"]
+    assert last["completion_tokens"] == 6
+    assert last["finish_reason"] == "length"
+    assert last["prompt_tokens"] > 0
+    assert 0 < last["time_to_first_token_s"] < 10
+    assert last["tokens_per_second"] > 0
+    before = status["requests"]["total"]
+    post(http, "/v1/completions", {"prompt": unique(), "max_tokens": 1})
+    assert http.get("/runner/status").json()["requests"]["total"] == before + 1
+
+
+# ---- authentication -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("method", "path"), ENDPOINTS)
+@pytest.mark.parametrize("auth", [None, "Bearer wrong-key", "Bearer", "Basic abc", "{key}",
+                                  "Bearer {key}x", "Bearer x{key}", "Token {key}"])
+def test_unauthorized(runner: Runner, method: str, path: str, auth: str | None) -> None:
+    headers = {} if auth is None else {"Authorization": auth.format(key=runner.key)}
+    body = {"messages": MESSAGES, "prompt": "x", "max_tokens": 1}
+    resp = httpx2.request(method, runner.url + path, headers=headers, trust_env=False,
+                          json=body if method == "POST" else None, timeout=10)
+    assert resp.status_code == 401, (path, resp.text)
+    assert resp.json()["error"]["code"] == "invalid_api_key"
+    assert runner.key not in resp.text
+
+
+def test_openai_client_wrong_key(runner: Runner) -> None:
+    client = openai.OpenAI(base_url=runner.url + "/v1", api_key="wrong", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        client.models.list()
+    with pytest.raises(openai.AuthenticationError):
+        client.chat.completions.create(model="x", messages=MESSAGES, max_tokens=1)  # type: ignore[arg-type]
+
+
+# ---- the official openai client ------------------------------------------------------------------
+
+def test_openai_models(oai: openai.OpenAI) -> None:
+    models = oai.models.list()
+    assert len(models.data) == 1
+    assert models.data[0].id
+
+
+def test_openai_chat(oai: openai.OpenAI) -> None:
+    resp = oai.chat.completions.create(model="any", messages=MESSAGES, max_tokens=11,  # type: ignore[arg-type]
+                                       extra_body={"ignore_eos": True})
+    assert resp.choices[0].message.role == "assistant"
+    assert resp.choices[0].message.content
+    assert resp.choices[0].finish_reason == "length"
+    assert resp.usage is not None
+    assert resp.usage.completion_tokens == 11
+    assert resp.usage.total_tokens == resp.usage.prompt_tokens + 11
+
+
+def test_openai_chat_streaming(oai: openai.OpenAI) -> None:
+    stream = oai.chat.completions.create(
+        model="any", messages=MESSAGES, max_tokens=17, stream=True,  # type: ignore[arg-type]
+        stream_options={"include_usage": True}, extra_body={"ignore_eos": True})
+    text, reasons, usage = [], [], None
+    for chunk in stream:
+        for choice in chunk.choices:
+            text.append(choice.delta.content or "")
+            if choice.finish_reason:
+                reasons.append(choice.finish_reason)
+        if chunk.usage:
+            usage = chunk.usage
+    assert "".join(text)
+    assert reasons == ["length"]
+    assert usage is not None and usage.completion_tokens == 17
+    assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+
+
+def test_openai_completions(oai: openai.OpenAI) -> None:
+    resp = oai.completions.create(model="any", prompt=PROMPT, max_tokens=9,
+                                  extra_body={"ignore_eos": True})
+    assert resp.choices[0].text
+    assert resp.choices[0].finish_reason == "length"
+    assert resp.usage is not None and resp.usage.completion_tokens == 9
+
+
+def test_openai_completions_streaming(oai: openai.OpenAI) -> None:
+    stream = oai.completions.create(model="any", prompt=PROMPT, max_tokens=13, stream=True,
+                                    stream_options={"include_usage": True},
+                                    extra_body={"ignore_eos": True})
+    text, usage = [], None
+    for chunk in stream:
+        text += [c.text for c in chunk.choices]
+        if chunk.usage:
+            usage = chunk.usage
+    assert "".join(text)
+    assert usage is not None and usage.completion_tokens == 13
+
+
+def test_openai_context_length_error(start_runner: StartRunner) -> None:
+    small = start_runner("--ctx-size", "256")
+    client = openai.OpenAI(base_url=small.url + "/v1", api_key=small.key, max_retries=0)
+    with pytest.raises(openai.BadRequestError) as info:
+        client.completions.create(model="any", prompt=" ".join([PROMPT] * 60), max_tokens=4)
+    assert info.value.code == "context_length_exceeded"
+    # The runner is fine afterwards.
+    ok = client.completions.create(model="any", prompt=PROMPT, max_tokens=4)
+    assert ok.usage is not None and ok.usage.completion_tokens <= 4
+
+
+# ---- stop strings -------------------------------------------------------------------------------
+
+def _greedy(http: httpx2.Client, path: str, body: dict[str, Any]) -> str:
+    data = post(http, path, {**body, "temperature": 0, "ignore_eos": True})
+    choice = data["choices"][0]
+    return str(choice["text"] if "text" in choice else choice["message"]["content"])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("stop_len", [1, 3, 8])
+def test_stop_string_cuts_the_text(http: httpx2.Client, stream: bool, stop_len: int) -> None:
+    prompt = unique()
+    body = {"prompt": prompt, "max_tokens": 40}
+    full = _greedy(http, "/v1/completions", body)
+    assert len(full) > 20, full
+    # A stop string starting in the middle of the text, likely spanning token boundaries.
+    start = len(full) // 2
+    stop = full[start:start + stop_len]
+    expected = full[: full.find(stop)]
+    req = {**body, "temperature": 0, "ignore_eos": True, "stop": [stop, "\x00never"]}
+    if stream:
+        events = stream_events(http, "/v1/completions", req)
+        text = completion_text(events)
+        assert finish_reasons(events) == ["stop"]
+    else:
+        data = post(http, "/v1/completions", req)
+        text = data["choices"][0]["text"]
+        assert data["choices"][0]["finish_reason"] == "stop"
+    assert text == expected
+
+
+def test_stop_string_that_never_matches_loses_no_text(http: httpx2.Client) -> None:
+    """Text held back because it might start a stop string is sent once it cannot."""
+    body = {"prompt": unique(), "max_tokens": 30}
+    full = _greedy(http, "/v1/completions", body)
+    # Every last character of the text starts this stop string, so the runner holds it back.
+    stop = full[-1] + "\x00\x01"
+    text = completion_text(stream_events(http, "/v1/completions", {
+        **body, "temperature": 0, "ignore_eos": True, "stop": stop}))
+    assert text == full
+
+
+def test_stop_prefix_held_at_eos_is_not_lost(http: httpx2.Client) -> None:
+    """The model ends (EOS) while the text's tail looks like the start of a stop string: that
+    tail is ordinary text and must reach the client."""
+    eos = 2
+    prompt = unique()
+    # Push EOS up until greedy decoding picks it after a few tokens.
+    for bias in range(0, 40):
+        body = {"prompt": prompt, "max_tokens": 60, "temperature": 0,
+                "logit_bias": {str(eos): float(bias)}}
+        data = post(http, "/v1/completions", body)
+        text = data["choices"][0]["text"]
+        if data["choices"][0]["finish_reason"] == "stop" and len(text) >= 2:
+            break
+    else:
+        pytest.skip("no bias made this model end early with some text")
+    stop = text[-1] + "\x00\x01"  # never matches; its first character is the text's last
+    again = post(http, "/v1/completions", {**body, "stop": [stop]})
+    assert again["choices"][0]["finish_reason"] == "stop"
+    assert again["choices"][0]["text"] == text
+
+
+# ---- errors -------------------------------------------------------------------------------------
+
+def test_context_length_exceeded(start_runner: StartRunner) -> None:
+    small = start_runner("--ctx-size", "256")
+    with small.client() as http:
+        long_prompt = " ".join([PROMPT] * 60)
+        for path, body in [("/v1/completions", {"prompt": long_prompt}),
+                           ("/v1/chat/completions",
+                            {"messages": [{"role": "user", "content": long_prompt}]})]:
+            for stream in (False, True):
+                resp = http.post(path, json={**body, "max_tokens": 4, "stream": stream})
+                assert resp.status_code == 400, resp.text
+                err = resp.json()["error"]
+                assert err["code"] == "context_length_exceeded"
+                assert "256" in err["message"]
+        ok = post(http, "/v1/completions", {"prompt": PROMPT, "max_tokens": 4,
+                                            "ignore_eos": True})
+        assert ok["usage"]["completion_tokens"] == 4
+        # Generation that runs into the end of the context stops with "length", not an error.
+        data = post(http, "/v1/completions", {"prompt": PROMPT, "max_tokens": 1000,
+                                              "ignore_eos": True})
+        assert data["choices"][0]["finish_reason"] == "length"
+        usage = data["usage"]
+        assert usage["prompt_tokens"] + usage["completion_tokens"] <= 256
+
+
+@pytest.mark.parametrize("raw", [b"{not json", b"", b"[]", b'"text"', b"null", b"\xff\xfe",
+                                 b'{"messages": "hi"}', b'{"messages": []}',
+                                 b'{"messages": [{"role": "wizard", "content": "x"}]}',
+                                 b'{"messages": [{"content": "x"}]}',
+                                 b'{"messages": [{"role": "user", "content": "x"}], '
+                                 b'"max_tokens": -1}',
+                                 b'{"messages": [{"role": "user", "content": "x"}], '
+                                 b'"temperature": "hot"}',
+                                 b'{"messages": [{"role": "user", "content": "x"}], "n": 3}',
+                                 b'{"messages": [{"role": "user", "content": "x"}], '
+                                 b'"logit_bias": {"abc": 1}}',
+                                 b'{"messages": [{"role": "user", "content": "x"}], '
+                                 b'"logit_bias": {"999999": 1}}'])
+def test_malformed_chat_request_is_4xx(http: httpx2.Client, raw: bytes) -> None:
+    resp = http.post("/v1/chat/completions", content=raw,
+                     headers={"Content-Type": "application/json"})
+    assert 400 <= resp.status_code < 500, (raw, resp.status_code, resp.text)
+    assert resp.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("raw", [b"{", b'{"prompt": 5}', b'{"max_tokens": 3}',
+                                 b'{"prompt": "x", "max_tokens": 0}'])
+def test_malformed_completion_request_is_4xx(http: httpx2.Client, raw: bytes) -> None:
+    resp = http.post("/v1/completions", content=raw, headers={"Content-Type": "application/json"})
+    assert 400 <= resp.status_code < 500, (raw, resp.status_code, resp.text)
+
+
+def test_wrong_method(http: httpx2.Client) -> None:
+    assert http.get("/v1/chat/completions").status_code == 405
+
+
+# ---- prompt cache -------------------------------------------------------------------------------
+
+def test_prompt_cache_reuses_identical_prefix(http: httpx2.Client) -> None:
+    prompt = unique(" ".join([PROMPT] * 8))
+    first = post(http, "/v1/completions", {"prompt": prompt, "max_tokens": 3})["usage"]
+    second = post(http, "/v1/completions", {"prompt": prompt + " and the world",
+                                            "max_tokens": 3})["usage"]
+    assert second["prompt_tokens"] > first["prompt_tokens"]
+    assert second["prompt_tokens_details"]["cached_tokens"] >= first["prompt_tokens"] - 1
+    assert second["prompt_tokens_details"]["cached_tokens"] > \
+        first["prompt_tokens_details"]["cached_tokens"]
+
+
+def test_prompt_cache_in_a_chat_conversation(http: httpx2.Client) -> None:
+    """A chat re-sends its history each turn; only the new suffix should need decoding."""
+    history = [{"role": "user", "content": unique("hello , who are you ?")}]
+    first = post(http, "/v1/chat/completions", {"messages": history, "max_tokens": 8,
+                                                "ignore_eos": True})
+    history += [first["choices"][0]["message"],
+                {"role": "user", "content": "and what is the fire ?"}]
+    second = post(http, "/v1/chat/completions", {"messages": history, "max_tokens": 4})
+    assert second["usage"]["prompt_tokens_details"]["cached_tokens"] >= \
+        first["usage"]["prompt_tokens"] - 1
+
+
+# ---- sampling -----------------------------------------------------------------------------------
+
+def _sample(http: httpx2.Client, prompt: str, **params: Any) -> str:
+    data = post(http, "/v1/completions",
+                {"prompt": prompt, "max_tokens": 32, "ignore_eos": True, **params})
+    return str(data["choices"][0]["text"])
+
+
+def test_same_seed_same_output(http: httpx2.Client) -> None:
+    prompt = unique()
+    a = _sample(http, prompt, temperature=1.0, seed=1234)
+    _sample(http, unique(), temperature=1.0, seed=99)  # something else in between
+    b = _sample(http, prompt, temperature=1.0, seed=1234)
+    assert a == b
+    others = {_sample(http, prompt, temperature=1.0, seed=s) for s in (1, 2, 3)}
+    assert len(others | {a}) > 1, "different seeds should sample differently"
+
+
+def test_temperature_0_is_deterministic(http: httpx2.Client) -> None:
+    prompt = unique()
+    outputs = {_sample(http, prompt, temperature=0, seed=s) for s in (1, 2, 3)}
+    outputs.add(_sample(http, prompt, temperature=0))
+    assert len(outputs) == 1
+
+
+def test_unseeded_sampling_varies(http: httpx2.Client) -> None:
+    prompt = unique()
+    assert len({_sample(http, prompt, temperature=1.5) for _ in range(3)}) > 1
+
+
+def test_logit_bias_forces_a_token(http: httpx2.Client) -> None:
+    the = token_id("the")
+    data = post(http, "/v1/completions", {"prompt": PROMPT, "max_tokens": 5, "ignore_eos": True,
+                                          "logit_bias": {str(the): 100}})
+    assert data["choices"][0]["text"] == " the" * 5
+
+
+def test_server_seed_flag_is_the_default_seed(start_runner: StartRunner) -> None:
+    """``--seed N`` ("default sampling seed") makes unseeded requests reproducible, as in
+    llama-server."""
+    r = start_runner("--seed", "42")
+    with r.client() as http:
+        outputs = {_sample(http, PROMPT, temperature=1.0) for _ in range(3)}
+    assert len(outputs) == 1, outputs
+
+
+# ---- parallel slots -----------------------------------------------------------------------------
+
+def test_parallel_slots_serve_two_streams_at_once(start_runner: StartRunner) -> None:
+    r = start_runner("--parallel", "2", "--ctx-size", "1024")
+    status = httpx2.get(r.url + "/runner/status", headers=r.headers, trust_env=False).json()
+    assert status["context"]["slots"] == 2 and status["context"]["per_slot"] == 512
+    times: dict[str, list[float]] = {"a": [], "b": []}
+
+    def read(name: str, prompt: str) -> None:
+        body = {"prompt": prompt, "max_tokens": 400, "ignore_eos": True, "stream": True}
+        with r.client() as http, http.stream("POST", "/v1/completions", json=body) as resp:
+            for data in iter_sse(resp.iter_lines()):
+                if data != "[DONE]":
+                    times[name].append(time.perf_counter())
+
+    threads = [threading.Thread(target=read, args=("a", unique())),
+               threading.Thread(target=read, args=("b", unique()))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(times["a"]) >= 400 and len(times["b"]) >= 400
+    # Interleaved, not one after the other: each started before the other finished.
+    assert times["b"][0] < times["a"][-1] and times["a"][0] < times["b"][-1]
