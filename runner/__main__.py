@@ -104,8 +104,10 @@ def _serve(sock: socket.socket, settings: LoadSettings, key: str | None) -> int:
 
     class _Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:
+            # Not super(): uvicorn re-raises the captured signal after shutdown, which would end
+            # the runner as "killed by SIGTERM" instead of a clean exit 0.
             _begin_exit()
-            super().handle_exit(sig, frame)
+            self.should_exit = True
 
     config = uvicorn.Config(create_app(state, key), log_config=None, access_log=False,
                             lifespan="off", timeout_graceful_shutdown=1, server_header=False)

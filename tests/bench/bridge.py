@@ -13,7 +13,8 @@ exactly N generated tokens:
 
 (a) and (b) run in subprocesses of their own, one after the other, never while the runner is
 busy. Every repetition uses a different first word, so no prompt cache (the runner's or the
-high-level ``Llama``'s) can skip the prompt: each TTFT includes a full prompt decode. Byte,
+high-level ``Llama``'s) can skip the prompt, and the runner is asked not to (``cache_prompt``
+false): each TTFT includes a full prompt decode. Byte,
 control and unknown tokens are banned (in every method, by llama.cpp's logit-bias sampler or
 an equivalent logits processor), so each generated token is one whole piece of text and one
 streamed chunk, and EOS cannot end a run early.
@@ -310,33 +311,27 @@ def stream_once(http: Any, path: str, body: dict[str, Any], chat: bool) -> Run:
     return Run(ttft_s=ttft, tps=tps, n=len(stamps), prompt_tokens=usage.get("prompt_tokens", 0))
 
 
-def runner_results(cfg: Config, texts: list[str]) -> tuple[list[Run], list[Run]]:
-    import httpx2
-
-    runner = RunnerProcess(cfg)
+def runner_round(http: Any, cfg: Config, texts: list[str]) -> tuple[list[Run], list[Run]]:
+    """One warm-up and ``len(texts) - 1`` measured requests on each endpoint."""
     bias = {str(i): -100 for i in range(N_BANNED)}
+    # cache_prompt off: every request decodes its whole prompt, as (a) does (the distinct first
+    # words already defeat the cache for /v1/completions; the chat template's common start would
+    # not).
     common = {"max_tokens": cfg.n_tokens, "temperature": 0, "logit_bias": bias, "stream": True,
-              "stream_options": {"include_usage": True}}
-    try:
-        with httpx2.Client(base_url=runner.url, trust_env=False,
-                           headers={"Authorization": f"Bearer {runner.key}"},
-                           timeout=httpx2.Timeout(10.0, read=300.0)) as http:
-            runner.wait_ready(http)
-            results: tuple[list[Run], list[Run]] = ([], [])
-            for chat, path in ((False, "/v1/completions"), (True, "/v1/chat/completions")):
-                for i, text in enumerate(texts):
-                    body = dict(common, **({"messages": chat_messages(text)} if chat
-                                           else {"prompt": text}))
-                    run = stream_once(http, path, body, chat)
-                    last = http.get("/runner/status").json()["last_request"]
-                    run.server = {"tps": last["tokens_per_second"],
-                                  "ttft_s": last["time_to_first_token_s"],
-                                  "cached": last["cached_tokens"]}
-                    if i:  # index 0 is the warm-up
-                        results[chat].append(run)
-            return results
-    finally:
-        runner.stop()
+              "stream_options": {"include_usage": True}, "cache_prompt": False}
+    results: tuple[list[Run], list[Run]] = ([], [])
+    for chat, path in ((False, "/v1/completions"), (True, "/v1/chat/completions")):
+        for i, text in enumerate(texts):
+            body = dict(common, **({"messages": chat_messages(text)} if chat
+                                   else {"prompt": text}))
+            run = stream_once(http, path, body, chat)
+            last = http.get("/runner/status").json()["last_request"]
+            run.server = {"tps": last["tokens_per_second"],
+                          "ttft_s": last["time_to_first_token_s"],
+                          "cached": last["cached_tokens"]}
+            if i:  # index 0 is the warm-up
+                results[chat].append(run)
+    return results
 
 
 # ---- report -------------------------------------------------------------------------------------
@@ -346,21 +341,24 @@ def report(cfg: Config, rows: list[tuple[Result, Result | None]], system: str) -
     print(f"model    {cfg.model}")
     print(f"shape    8 layers x 1024 wide, Q4_K_M; n_ctx {cfg.n_ctx}, threads {cfg.threads}, "
           f"n_batch {cfg.n_batch}, flash_attn {cfg.flash_attn}")
-    print(f"run      {cfg.n_tokens} tokens per run, greedy, median of {cfg.reps} runs after a "
-          "warm-up")
+    print(f"run      {cfg.n_tokens} tokens per run, greedy; {cfg.reps} runs per round after a "
+          "warm-up; medians over all rounds")
     print(f"system   {system}")
     print()
-    head = (f"{'method':<44} {'prompt':>6} {'gen':>5} {'tok/s':>8} {'x (a)':>7} "
-            f"{'TTFT ms':>8} {'+ms vs (a)':>10}")
+    head = (f"{'method':<44} {'prompt':>6} {'gen':>4} {'runs':>4} {'tok/s':>7} {'min-max':>11} "
+            f"{'x (a)':>6} {'TTFT ms':>8} {'min-max':>11} {'+ms vs (a)':>10}")
     print(head)
     print("-" * len(head))
     missed: list[str] = []
     for res, base in rows:
-        ratio = f"{res.tps / base.tps:7.3f}" if base else f"{'1.000':>7}"
-        over = f"{res.ttft_ms - base.ttft_ms:+10.2f}" if base else f"{'':>10}"
+        ratio = f"{res.tps / base.tps:6.3f}" if base else f"{'1.000':>6}"
+        over = f"{res.ttft_ms - base.ttft_ms:+10.1f}" if base else f"{'':>10}"
         gen = statistics.median(r.n for r in res.runs)
-        print(f"{res.label:<44} {res.prompt_tokens:>6} {gen:>5.0f} {res.tps:>8.1f} {ratio} "
-              f"{res.ttft_ms:>8.2f} {over}")
+        tps = sorted(r.tps for r in res.runs)
+        ttft = sorted(1000 * r.ttft_s for r in res.runs)
+        print(f"{res.label:<44} {res.prompt_tokens:>6} {gen:>4.0f} {len(res.runs):>4} "
+              f"{res.tps:>7.1f} {f'{tps[0]:.0f}-{tps[-1]:.0f}':>11} {ratio} {res.ttft_ms:>8.1f} "
+              f"{f'{ttft[0]:.0f}-{ttft[-1]:.0f}':>11} {over}")
         if res.note:
             print(f"{'':<4}{res.note}")
     print()
@@ -397,6 +395,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
     parser.add_argument("--tokens", type=int, help="tokens per run (default 256; quick: 64)")
     parser.add_argument("--reps", type=int, help="measured runs per method (default 5; quick: 2)")
+    parser.add_argument("--rounds", type=int,
+                        help="rounds alternating the methods (default 3; quick: 1)")
     parser.add_argument("--threads", type=int, default=0, help="default: physical cores")
     parser.add_argument("--ctx-size", type=int, default=2048)
     parser.add_argument("--skip-high-level", action="store_true", help="skip (b), the slowest")
@@ -405,11 +405,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         return worker_main()
 
+    import httpx2
+
     from runner.settings import physical_cores
     from tests.fixtures.models import BENCH, model_path
 
     n_tokens = args.tokens or (64 if args.quick else 256)
     reps = args.reps or (2 if args.quick else 5)
+    rounds = args.rounds or (1 if args.quick else 3)
     if n_tokens < 2 or reps < 1:
         parser.error("need at least 2 tokens and 1 repetition")
     cfg = Config(model=str(model_path(BENCH)), n_tokens=n_tokens, reps=reps,
@@ -418,20 +421,37 @@ def main(argv: list[str] | None = None) -> int:
     chat_texts = [render_chat(t) for t in texts]
 
     t0 = time.perf_counter()
-    lean = Result("(a) lean low-level loop", run_worker("lean", cfg, texts))
-    lean_chat = Result("(a) lean low-level loop, chat-rendered prompt",
-                       run_worker("lean", cfg, chat_texts, special=True))
+    lean = Result("(a) lean low-level loop", [])
+    lean_chat = Result("(a) lean low-level loop, chat-rendered prompt", [])
     high = None
-    if not args.skip_high_level:
-        high = Result("(b) high-level create_completion", run_worker("high", cfg, texts),
-                      note="(b) bans the same tokens with a vectorized numpy logits processor")
-    comp_runs, chat_runs = runner_results(cfg, texts)
-    comp = Result("(c) runner HTTP /v1/completions", comp_runs)
-    chat = Result("(c) runner HTTP /v1/chat/completions", chat_runs)
-    server = (f"server-side: completions {statistics.median(r.server['tps'] for r in comp_runs):.1f}"
-              f" tok/s, TTFT {1000 * statistics.median(r.server['ttft_s'] for r in comp_runs):.2f}"
-              f" ms; cached prompt tokens {max(r.server['cached'] for r in comp_runs)}")
-    comp.note = server
+    comp = Result("(c) runner HTTP /v1/completions", [])
+    chat = Result("(c) runner HTTP /v1/chat/completions", [])
+    # Rounds alternate the methods, so a machine whose speed drifts (shared cloud cores do)
+    # treats them alike. The runner stays up, idle, while (a) and (b) run.
+    runner = RunnerProcess(cfg)
+    try:
+        with httpx2.Client(base_url=runner.url, trust_env=False,
+                           headers={"Authorization": f"Bearer {runner.key}"},
+                           timeout=httpx2.Timeout(10.0, read=300.0)) as http:
+            runner.wait_ready(http)
+            for round_ in range(rounds):
+                lean.runs += run_worker("lean", cfg, texts)
+                lean_chat.runs += run_worker("lean", cfg, chat_texts, special=True)
+                if round_ == 0 and not args.skip_high_level:
+                    high = Result("(b) high-level create_completion",
+                                  run_worker("high", cfg, texts),
+                                  note="(b) bans the same tokens with a vectorized numpy logits "
+                                       "processor; measured in the first round only")
+                comp_runs, chat_runs = runner_round(http, cfg, texts)
+                comp.runs += comp_runs
+                chat.runs += chat_runs
+    finally:
+        runner.stop()
+    for res in (comp, chat):
+        runs = res.runs
+        res.note = (f"server-side: {statistics.median(r.server['tps'] for r in runs):.1f} tok/s, "
+                    f"TTFT {1000 * statistics.median(r.server['ttft_s'] for r in runs):.1f} ms; "
+                    f"prompt tokens reused from the cache: up to {max(r.server['cached'] for r in runs)}")
     rows: list[tuple[Result, Result | None]] = [(lean, None)]
     if high is not None:
         rows.append((high, lean))

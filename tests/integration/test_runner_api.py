@@ -401,25 +401,49 @@ def test_stop_string_that_never_matches_loses_no_text(http: httpx2.Client) -> No
     assert text == full
 
 
+def _text_ending_in_eos(http: httpx2.Client) -> tuple[dict[str, Any], str]:
+    """A greedy request whose output ends by EOS after some text, made by biasing EOS.
+
+    Greedy output before EOS is the unbiased output, and EOS first wins where its gap to the
+    best token is smallest; just above that smallest gap it wins there and nowhere earlier.
+    """
+    eos = 2
+    for _ in range(8):
+        body: dict[str, Any] = {"prompt": unique(), "max_tokens": 40, "temperature": 0}
+
+        def run(bias: float, body: dict[str, Any] = body) -> dict[str, Any]:
+            return post(http, "/v1/completions", {**body, "logit_bias": {str(eos): bias}})
+
+        lo, hi = 0.0, 100.0
+        if run(hi)["choices"][0]["text"] == "" and run(lo)["choices"][0]["finish_reason"] \
+                == "length":
+            for _ in range(20):  # smallest bias that makes EOS win within 40 tokens
+                mid = (lo + hi) / 2
+                if run(mid)["choices"][0]["finish_reason"] == "stop":
+                    hi = mid
+                else:
+                    lo = mid
+            data = run(hi)
+            if data["choices"][0]["finish_reason"] == "stop" and data["choices"][0]["text"]:
+                return {**body, "logit_bias": {str(eos): hi}}, data["choices"][0]["text"]
+    pytest.skip("could not make this model end early with some text")
+
+
 def test_stop_prefix_held_at_eos_is_not_lost(http: httpx2.Client) -> None:
     """The model ends (EOS) while the text's tail looks like the start of a stop string: that
     tail is ordinary text and must reach the client."""
-    eos = 2
-    prompt = unique()
-    # Push EOS up until greedy decoding picks it after a few tokens.
-    for bias in range(0, 40):
-        body = {"prompt": prompt, "max_tokens": 60, "temperature": 0,
-                "logit_bias": {str(eos): float(bias)}}
-        data = post(http, "/v1/completions", body)
-        text = data["choices"][0]["text"]
-        if data["choices"][0]["finish_reason"] == "stop" and len(text) >= 2:
-            break
-    else:
-        pytest.skip("no bias made this model end early with some text")
+    body, text = _text_ending_in_eos(http)
     stop = text[-1] + "\x00\x01"  # never matches; its first character is the text's last
-    again = post(http, "/v1/completions", {**body, "stop": [stop]})
-    assert again["choices"][0]["finish_reason"] == "stop"
-    assert again["choices"][0]["text"] == text
+    for stream in (False, True):
+        req = {**body, "stop": [stop]}
+        if stream:
+            events = stream_events(http, "/v1/completions", req)
+            got, reason = completion_text(events), finish_reasons(events)[0]
+        else:
+            data = post(http, "/v1/completions", req)
+            got, reason = data["choices"][0]["text"], data["choices"][0]["finish_reason"]
+        assert reason == "stop"
+        assert got == text
 
 
 # ---- errors -------------------------------------------------------------------------------------
@@ -553,9 +577,11 @@ def test_server_seed_flag_is_the_default_seed(start_runner: StartRunner) -> None
 # ---- parallel slots -----------------------------------------------------------------------------
 
 def test_parallel_slots_serve_two_streams_at_once(start_runner: StartRunner) -> None:
-    r = start_runner("--parallel", "2", "--ctx-size", "1024")
+    r = start_runner("--parallel", "2", "--ctx-size", "1024", "--alias", "fireside-7b")
     status = httpx2.get(r.url + "/runner/status", headers=r.headers, trust_env=False).json()
     assert status["context"]["slots"] == 2 and status["context"]["per_slot"] == 512
+    models = httpx2.get(r.url + "/v1/models", headers=r.headers, trust_env=False).json()
+    assert [m["id"] for m in models["data"]] == ["fireside-7b"]
     times: dict[str, list[float]] = {"a": [], "b": []}
 
     def read(name: str, prompt: str) -> None:
