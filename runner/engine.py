@@ -29,7 +29,8 @@ from typing import Any
 import llama_cpp
 
 from runner import llamalog
-from runner.settings import CACHE_TYPES, FLASH_ATTN, LoadSettings
+from runner.params import ParamsError, context_params, model_params
+from runner.settings import LoadSettings
 
 log = logging.getLogger(__name__)
 
@@ -159,20 +160,11 @@ class Model:
         """Load model and context. ``on_progress(p)`` returning False aborts the load."""
         llamalog.install()
         llama_cpp.llama_backend_init()
-        mparams = llama_cpp.llama_model_default_params()
-        mparams.n_gpu_layers = settings.n_gpu_layers if settings.n_gpu_layers >= 0 else 2**30
-        # 0.3.36 has no use_mmap/use_mlock fields (ctypes would accept them silently): load_mode.
-        mparams.load_mode = (1 if settings.mmap else 0) + (2 if settings.mlock else 0)
         keep: list[Any] = []  # ctypes arrays the params point into, alive until the load ends
-        if settings.tensor_split:
-            n = llama_cpp.llama_max_devices()
-            arr = (ctypes.c_float * n)(*settings.tensor_split[:n])
-            keep.append(arr)
-            mparams.tensor_split = arr
-        if settings.n_cpu_moe:
-            from runner.memory import _set_cpu_moe
-
-            _set_cpu_moe(mparams, settings.n_cpu_moe, keep)
+        try:
+            mparams = model_params(settings, keep)
+        except ParamsError as exc:
+            raise LoadError(f"{settings.model}: {exc}") from None
 
         def progress(p: float, _user: ctypes.c_void_p) -> bool:
             return True if on_progress is None else bool(on_progress(float(p)))
@@ -184,20 +176,7 @@ class Model:
             if not model:
                 raise LoadError(_load_failure(settings.model, lines), _looks_oom(lines))
             n_ctx = settings.ctx_size or llama_cpp.llama_model_n_ctx_train(model)
-            cparams = llama_cpp.llama_context_default_params()
-            cparams.n_ctx = n_ctx
-            cparams.n_batch = settings.batch_size
-            cparams.n_ubatch = settings.ubatch_size
-            cparams.n_seq_max = settings.parallel
-            cparams.n_threads = settings.threads
-            cparams.n_threads_batch = settings.threads_batch
-            cparams.flash_attn_type = FLASH_ATTN[settings.flash_attn]
-            cparams.type_k = CACHE_TYPES[settings.cache_type_k]
-            cparams.type_v = CACHE_TYPES[settings.cache_type_v]
-            cparams.no_perf = True
-            # llama.cpp's C default gives sliding-window layers a full-size cache (4x the memory
-            # for Gemma 3); llama-server and Hearth's planner use the window-sized cache.
-            cparams.swa_full = False
+            cparams = context_params(settings, n_ctx)
             ctx = llama_cpp.llama_init_from_model(model, cparams)
             if not ctx:
                 llama_cpp.llama_model_free(model)

@@ -16,7 +16,6 @@ printed here (app and runner share nothing but the wire protocol).
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import logging
 import mmap
@@ -26,10 +25,10 @@ import struct
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from runner.settings import CACHE_TYPES, FLASH_ATTN, LoadSettings, add_load_flags, settings_from_args
+from runner.settings import LoadSettings, add_load_flags, settings_from_args
 
 log = logging.getLogger(__name__)
 
@@ -252,18 +251,16 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
     sizes = model_tensor_sizes(settings.model)
     llamalog.install()
     llama_cpp.llama_backend_init()
-    mp = llama_cpp.llama_model_default_params()
-    mp.n_gpu_layers = settings.n_gpu_layers if settings.n_gpu_layers >= 0 else 2**30
+    from runner.params import ParamsError, context_params, model_params
+
+    keep: list[Any] = []  # ctypes objects referenced until the load returns
+    try:
+        mp = model_params(replace(settings, n_cpu_moe=options.n_cpu_moe,
+                                  tensor_split=options.tensor_split), keep)
+    except ParamsError as exc:
+        raise ProbeError(str(exc)) from exc
     mp.no_alloc = True
     mp.load_mode = llama_cpp.LLAMA_LOAD_MODE_NONE  # with mmap the dry run aborts
-    keep: list[Any] = []  # ctypes objects referenced until the load returns
-    if options.tensor_split:
-        n = llama_cpp.llama_max_devices()
-        arr = (ctypes.c_float * n)(*options.tensor_split[:n])
-        keep.append(arr)
-        mp.tensor_split = arr
-    if options.n_cpu_moe:
-        _set_cpu_moe(mp, options.n_cpu_moe, keep)
     with llamalog.capture() as lines:
         model = llama_cpp.llama_model_load_from_file(settings.model.encode(), mp)
         if not model:
@@ -271,20 +268,7 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
                              f"{_last_error(lines)}")
         try:
             n_layer = llama_cpp.llama_model_n_layer(model)
-            cp = llama_cpp.llama_context_default_params()
-            cp.n_ctx = settings.ctx_size or llama_cpp.llama_model_n_ctx_train(model)
-            cp.n_batch = settings.batch_size
-            cp.n_ubatch = settings.ubatch_size
-            cp.n_seq_max = settings.parallel
-            cp.n_threads = settings.threads
-            cp.n_threads_batch = settings.threads_batch
-            cp.flash_attn_type = FLASH_ATTN[settings.flash_attn]
-            cp.type_k = CACHE_TYPES[settings.cache_type_k]
-            cp.type_v = CACHE_TYPES[settings.cache_type_v]
-            cp.no_perf = True
-            # llama.cpp's C default keeps a full-size cache for sliding-window layers;
-            # llama-server (and Hearth's engine) use the small one.
-            cp.swa_full = False
+            cp = context_params(settings, settings.ctx_size or llama_cpp.llama_model_n_ctx_train(model))
             ctx = llama_cpp.llama_init_from_model(model, cp)
             if not ctx:
                 raise ProbeError(f"{settings.model}: llama.cpp could not create a context of "
@@ -342,42 +326,6 @@ def summarize(lines: list[str], sizes: dict[str, int], n_layer: int,
         ],
         "kv_total": kv_total,
     }
-
-
-class _BuftOverride(ctypes.Structure):
-    # struct llama_model_tensor_buft_override (llama_cpp.py 0.3.36 declares it only in a comment)
-    _fields_ = [("pattern", ctypes.c_char_p), ("buft", ctypes.c_void_p)]
-
-
-def _set_cpu_moe(mp: Any, n_cpu_moe: int, keep: list[Any]) -> None:
-    """Keep the expert tensors of layers 0..n-1 in CPU memory (llama-server's --n-cpu-moe)."""
-    import llama_cpp
-
-    try:
-        from llama_cpp._ggml import libggml
-
-        cpu_buft_fn = libggml.ggml_backend_cpu_buffer_type
-    except (ImportError, AttributeError):
-        try:
-            lib = ctypes.CDLL(os.path.join(os.path.dirname(llama_cpp.__file__), "lib",
-                                           "libggml-cpu.so"))
-            cpu_buft_fn = lib.ggml_backend_cpu_buffer_type
-        except OSError as exc:
-            raise ProbeError("this runner build cannot keep expert tensors on the CPU "
-                             f"({exc}).") from exc
-    cpu_buft_fn.restype = ctypes.c_void_p
-    buft = cpu_buft_fn()
-    n = min(n_cpu_moe, llama_cpp.llama_max_tensor_buft_overrides() - 1) \
-        if hasattr(llama_cpp, "llama_max_tensor_buft_overrides") else n_cpu_moe
-    overrides = (_BuftOverride * (n + 1))()
-    patterns = [f"blk\\.{il}\\.ffn_(up|down|gate_up|gate)_(ch|)exps".encode() for il in range(n)]
-    keep += [overrides, patterns]
-    for i, pat in enumerate(patterns):
-        overrides[i].pattern = pat
-        overrides[i].buft = buft
-    overrides[n].pattern = None
-    overrides[n].buft = None
-    mp.tensor_buft_overrides = ctypes.cast(overrides, ctypes.c_void_p)
 
 
 def _last_error(lines: list[str]) -> str:
