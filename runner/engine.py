@@ -29,6 +29,7 @@ from typing import Any
 import llama_cpp
 
 from runner import llamalog
+from runner.holdback import overlap
 from runner.params import ParamsError, context_params, model_params
 from runner.settings import LoadSettings
 
@@ -83,6 +84,8 @@ class Usage:
 
 # Events a job emits, called on the scheduler thread: keep the receivers cheap.
 TextSink = Callable[[str], None]
+# (token, its log-probability, the n most likely tokens with theirs); only when asked for.
+LogprobSink = Callable[[int, float, list[tuple[int, float]]], None]
 DoneSink = Callable[[str, Usage], None]  # finish_reason: "stop" | "length" | "cancelled"
 ErrorSink = Callable[[EngineError], None]
 
@@ -98,11 +101,22 @@ class Job:
     stop: tuple[str, ...] = ()
     ignore_eos: bool = False
     cache_prompt: bool = True  # False: decode the whole prompt again (benchmarks, debugging)
+    logprobs: int | None = None  # None: off (the fast path); n: also the n likeliest tokens
+    on_logprob: LogprobSink | None = None
     cancelled: bool = False  # set from any thread; read once per step
     submitted: float = field(default_factory=time.perf_counter)
 
     def cancel(self) -> None:
         self.cancelled = True
+
+
+@dataclass(eq=False)
+class EmbedJob:
+    """Token lists to embed (the runner was loaded with --embedding); one vector per list."""
+
+    inputs: list[list[int]]
+    on_done: Callable[[list[Any]], None]  # unit-length float32 numpy vectors, in input order
+    on_error: ErrorSink
 
 
 @dataclass
@@ -141,6 +155,7 @@ class Model:
         self.load_log = load_log
         self.vocab = llama_cpp.llama_model_get_vocab(model)
         self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
+        self.n_embd = llama_cpp.llama_model_n_embd(model)
         self.n_ctx = llama_cpp.llama_n_ctx(ctx)
         self.n_ctx_train = llama_cpp.llama_model_n_ctx_train(model)
         self.memory = llama_cpp.llama_get_memory(ctx)
@@ -176,7 +191,7 @@ class Model:
             if not model:
                 raise LoadError(_load_failure(settings.model, lines), _looks_oom(lines))
             n_ctx = settings.ctx_size or llama_cpp.llama_model_n_ctx_train(model)
-            cparams = context_params(settings, n_ctx)
+            cparams = context_params(settings, n_ctx, model)
             ctx = llama_cpp.llama_init_from_model(model, cparams)
             if not ctx:
                 llama_cpp.llama_model_free(model)
@@ -233,6 +248,33 @@ class Model:
             llama_cpp.llama_model_meta_val_str(self.model, key.encode(), buf, len(buf))
         return buf.value.decode("utf-8", errors="replace")
 
+    def embed(self, tokens: list[int], b: Any) -> Any:
+        """One input's pooled embedding, normalised to length 1 as OpenAI's are.
+
+        ``b`` is a llama_batch with room for every token: pooling sees the whole input at once.
+        """
+        import numpy as np
+
+        llama_cpp.llama_memory_clear(self.memory, True)
+        for j, tok in enumerate(tokens):
+            b.token[j] = tok
+            b.pos[j] = j
+            b.n_seq_id[j] = 1
+            b.seq_id[j][0] = 0
+            b.logits[j] = 1
+        b.n_tokens = len(tokens)
+        encoder_only = llama_cpp.llama_model_has_encoder(self.model) and \
+            not llama_cpp.llama_model_has_decoder(self.model)
+        rc = (llama_cpp.llama_encode if encoder_only else llama_cpp.llama_decode)(self.ctx, b)
+        if rc != 0:
+            raise EngineError(f"llama.cpp could not compute the embedding (code {rc}).")
+        ptr = llama_cpp.llama_get_embeddings_seq(self.ctx, 0)
+        if not ptr:
+            raise EngineError("llama.cpp returned no pooled embedding for this model.")
+        v = np.array(np.ctypeslib.as_array(ptr, shape=(self.n_embd,)), dtype=np.float32)  # a copy
+        norm = float(np.linalg.norm(v))
+        return v / norm if norm > 0 else v
+
     def is_eog(self, token: int) -> bool:
         return bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
 
@@ -249,7 +291,8 @@ class Model:
             add(chain, llama_cpp.llama_sampler_init_logit_bias(self.n_vocab, len(arr), arr))
         if s.repeat_penalty != 1.0 or s.presence_penalty or s.frequency_penalty:
             add(chain, llama_cpp.llama_sampler_init_penalties(
-                s.repeat_last_n, s.repeat_penalty, s.frequency_penalty, s.presence_penalty))
+                self.n_vocab, s.repeat_last_n, s.repeat_penalty, s.frequency_penalty,
+                s.presence_penalty))
         if s.grammar:
             grammar = llama_cpp.llama_sampler_init_grammar(self.vocab, s.grammar.encode(), b"root")
             if not grammar:
@@ -279,7 +322,7 @@ class Scheduler:
         self.n_slots = max(1, model.settings.parallel)
         self.slot_ctx = model.n_ctx // self.n_slots
         self.slots = [_Slot(seq=i) for i in range(self.n_slots)]
-        self.queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self.queue: queue.SimpleQueue[Job | EmbedJob | None] = queue.SimpleQueue()
         self.last = RequestStats()
         self.total_requests = 0
         self.active_jobs = 0
@@ -296,6 +339,29 @@ class Scheduler:
         if not job.prompt:
             raise EngineError("The prompt is empty.")
         self.queue.put(job)
+
+    @property
+    def max_embed_tokens(self) -> int:
+        return min(self._n_batch, self.model.n_ctx)
+
+    def submit_embed(self, job: EmbedJob) -> None:
+        longest = max((len(t) for t in job.inputs), default=0)
+        if longest > self.max_embed_tokens:
+            raise ContextLengthExceeded(longest, self.max_embed_tokens)
+        self.queue.put(job)
+
+    def _embed(self, job: EmbedJob) -> None:
+        try:
+            vectors = [self.model.embed(tokens, self._batch) for tokens in job.inputs]
+        except EngineError as exc:
+            job.on_error(exc)
+            return
+        except Exception as exc:  # never let one bad input kill the scheduler
+            log.exception("embedding failed")
+            job.on_error(EngineError(f"Embedding failed: {exc}"))
+            return
+        self.total_requests += 1
+        job.on_done(vectors)
 
     def stop(self) -> None:
         """Cancel everything and end the thread (the runner is shutting down)."""
@@ -317,7 +383,10 @@ class Scheduler:
                 while True:
                     if item is None:
                         return
-                    waiting.append(item)
+                    if isinstance(item, EmbedJob):
+                        self._embed(item)  # embedding runners generate nothing: no slot to share
+                    else:
+                        waiting.append(item)
                     item = self.queue.get_nowait()
             except queue.Empty:
                 pass
@@ -345,6 +414,9 @@ class Scheduler:
                 self._start(slot, job)
             except EngineError as exc:
                 job.on_error(exc)
+            except Exception as exc:  # a bug must fail this request, not the scheduler thread
+                log.exception("could not start a request")
+                job.on_error(EngineError(f"The request could not be started: {exc}"))
         return rest
 
     def _start(self, slot: _Slot, job: Job) -> None:
@@ -435,6 +507,8 @@ class Scheduler:
             self._finish(slot, "stop")
             return
         slot.n_gen += 1
+        if job.logprobs is not None and job.on_logprob is not None:
+            self._logprob(slot, job, tok)
         text = slot.decoder.decode(m.piece(tok))
         if text:
             if job.stop:
@@ -449,6 +523,25 @@ class Scheduler:
         else:
             slot.last = tok
 
+    def _logprob(self, slot: _Slot, job: Job, tok: int) -> None:
+        # The model's own distribution (before sampling's filters), as OpenAI and llama-server
+        # report it. Only requests that ask pay for the softmax over the vocabulary.
+        import numpy as np
+
+        m = self.model
+        ptr = llama_cpp.llama_get_logits_ith(m.ctx, slot.batch_index)
+        x = np.ctypeslib.as_array(ptr, shape=(m.n_vocab,)).astype(np.float64)
+        mx = float(x.max())
+        lse = mx + float(np.log(np.exp(x - mx).sum()))
+        n = min(job.logprobs or 0, m.n_vocab)
+        top: list[tuple[int, float]] = []
+        if n:
+            idx = np.argpartition(-x, n - 1)[:n]
+            idx = idx[np.argsort(-x[idx], kind="stable")]
+            top = [(int(t), float(x[t]) - lse) for t in idx]
+        assert job.on_logprob is not None
+        job.on_logprob(tok, float(x[tok]) - lse, top)
+
     def _emit_with_stops(self, slot: _Slot, text: str) -> bool:
         """Emit text that cannot be part of a stop string; True when a stop string ended it."""
         job = slot.job
@@ -462,7 +555,7 @@ class Scheduler:
             slot.decoder = None  # nothing after the stop string is sent, not even a byte tail
             self._finish(slot, "stop")
             return True
-        hold = max((_overlap(buf, s) for s in job.stop), default=0)
+        hold = max((overlap(buf, s) for s in job.stop), default=0)
         if len(buf) > hold:
             job.on_text(buf[: len(buf) - hold])
         slot.held = buf[len(buf) - hold:] if hold else ""
@@ -523,14 +616,6 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     while i < n and a[i] == b[i]:
         i += 1
     return i
-
-
-def _overlap(text: str, stop: str) -> int:
-    """Length of the longest end of ``text`` that is a start of ``stop``."""
-    for k in range(min(len(stop) - 1, len(text)), 0, -1):
-        if text.endswith(stop[:k]):
-            return k
-    return 0
 
 
 def _last_error(lines: list[str]) -> str:

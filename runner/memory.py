@@ -268,7 +268,8 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
                              f"{_last_error(lines)}")
         try:
             n_layer = llama_cpp.llama_model_n_layer(model)
-            cp = context_params(settings, settings.ctx_size or llama_cpp.llama_model_n_ctx_train(model))
+            cp = context_params(settings, settings.ctx_size or llama_cpp.llama_model_n_ctx_train(model),
+                                model)
             ctx = llama_cpp.llama_init_from_model(model, cp)
             if not ctx:
                 raise ProbeError(f"{settings.model}: llama.cpp could not create a context of "

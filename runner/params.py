@@ -12,7 +12,7 @@ from typing import Any
 
 import llama_cpp
 
-from runner.settings import CACHE_TYPES, FLASH_ATTN, LoadSettings
+from runner.settings import CACHE_TYPES, FLASH_ATTN, POOLING, LoadSettings
 
 
 class ParamsError(Exception):
@@ -36,7 +36,8 @@ def model_params(settings: LoadSettings, keep: list[Any]) -> Any:
     return mp
 
 
-def context_params(settings: LoadSettings, n_ctx: int) -> Any:
+def context_params(settings: LoadSettings, n_ctx: int, model: Any = None) -> Any:
+    """The context parameters; ``model`` (the loaded llama_model) decides embedding pooling."""
     cp = llama_cpp.llama_context_default_params()
     cp.n_ctx = n_ctx
     cp.n_batch = settings.batch_size
@@ -51,7 +52,29 @@ def context_params(settings: LoadSettings, n_ctx: int) -> Any:
     # llama.cpp's C default gives sliding-window layers a full-size cache (4x the memory for
     # Gemma 3); llama-server and Hearth's planner use the window-sized cache.
     cp.swa_full = False
+    if settings.embedding:
+        cp.embeddings = True
+        cp.pooling_type = pooling_for(settings, model)
     return cp
+
+
+def pooling_for(settings: LoadSettings, model: Any) -> int:
+    """The pooling an embedding context uses: the user's, the model's, else mean.
+
+    OpenAI's embeddings are one vector per input, so "none" (a vector per token, what chat models
+    declare) becomes mean pooling unless the user asked for another.
+    """
+    if settings.pooling:
+        return POOLING[settings.pooling]
+    declared = -1
+    if model is not None:
+        buf = ctypes.create_string_buffer(256)
+        if llama_cpp.llama_model_meta_val_str(model, b"general.architecture", buf, 256) > 0:
+            key = buf.value + b".pooling_type"
+            if llama_cpp.llama_model_meta_val_str(model, key, buf, 256) > 0 and buf.value.isdigit():
+                declared = int(buf.value)
+    return declared if declared in (POOLING["cls"], POOLING["last"], POOLING["mean"]) \
+        else POOLING["mean"]
 
 
 class _BuftOverride(ctypes.Structure):

@@ -21,6 +21,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from runner.settings import LoadSettings
 
@@ -61,7 +62,7 @@ class _Sampling(_Open):
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0.0, le=5.0)
     top_p: float | None = Field(default=None, ge=0.0, le=1.0)
-    top_k: int | None = Field(default=None, ge=0)
+    top_k: int | None = Field(default=None, ge=0, le=1 << 20)  # clamped to the vocabulary
     min_p: float | None = Field(default=None, ge=0.0, le=1.0)
     repeat_penalty: float | None = Field(default=None, ge=0.0, le=10.0)
     presence_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
@@ -85,15 +86,52 @@ class ResponseFormat(_Open):
     json_schema: JsonSchemaFormat | None = None
 
 
+class FunctionDef(_Open):
+    # OpenAI's rule for function names; they reach the chat template and the grammar.
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-\.]+$")
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class Tool(_Open):
+    type: Literal["function"] = "function"
+    function: FunctionDef
+
+
+class FunctionName(_Open):
+    name: str
+
+
+class NamedToolChoice(_Open):
+    type: Literal["function"] = "function"
+    function: FunctionName
+
+
 class ChatRequest(_Sampling):
     messages: list[ChatMessage] = Field(min_length=1)
+    tools: list[Tool] | None = Field(default=None, max_length=128)
+    tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
+    parallel_tool_calls: bool | None = None
     max_completion_tokens: int | None = Field(default=None, ge=1)
     response_format: ResponseFormat | None = None
+    logprobs: bool = False
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
 
 
 class CompletionRequest(_Sampling):
     prompt: str | list[str]
     max_tokens: int | None = Field(default=16, ge=1)  # OpenAI's default for /v1/completions
+    logprobs: int | None = Field(default=None, ge=0, le=20)
+
+
+class EmbeddingRequest(_Open):
+    input: str | list[str] | list[int] | list[list[int]]
+    model: str | None = None
+    encoding_format: Literal["float", "base64"] = "float"
+    dimensions: int | None = Field(default=None, ge=1)
+
+
+MAX_EMBED_INPUTS = 2048  # OpenAI's own limit per request
 
 
 # ---- state shared by the loader thread and the handlers ------------------------------------
@@ -109,6 +147,7 @@ class RunnerState:
         self.model: Any = None  # engine.Model
         self.scheduler: Any = None  # engine.Scheduler
         self.formatter: Any = None
+        self.tool_format: Any = None  # tools.ToolFormat | None: the template's tool-call dialect
         self.add_bos = True
         self.bos_text = ""
         self.started = time.time()
@@ -122,6 +161,9 @@ class RunnerState:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         template = model.meta("tokenizer.chat_template") or DEFAULT_TEMPLATE
+        from runner.tools import tool_format
+
+        self.tool_format = tool_format(template)
         self.bos_text = model.token_text(model.bos)
         # The sandboxed Jinja environment: a template from a downloaded file is untrusted.
         self.formatter = Jinja2ChatFormatter(
@@ -168,16 +210,19 @@ class BearerAuth:
 
     def __init__(self, app: Any, key: str | None) -> None:
         self.app = app
-        self.expected = f"Bearer {key}".encode() if key else None
+        self.expected = key.encode() if key else None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and self.expected is not None:
             got = b""
             for name, value in scope["headers"]:
                 if name == b"authorization":
-                    got = value
+                    scheme, _, got = value.strip().partition(b" ")
+                    if scheme.lower() != b"bearer":  # the scheme is case-insensitive (RFC 9110)
+                        got = b""
+                    got = got.strip()
                     break
-            if not hmac.compare_digest(got, self.expected):  # constant time
+            if not got or not hmac.compare_digest(got, self.expected):  # constant time
                 body = json.dumps(_error_body(
                     "Missing or wrong API key: send 'Authorization: Bearer <key>'.",
                     "authentication_error", "invalid_api_key")).encode()
@@ -199,8 +244,25 @@ def create_app(state: RunnerState, key: str | None) -> Any:
     async def _api_error(_req: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse(_error_body(exc.message, exc.type, exc.code), status_code=exc.status)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(req: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Starlette's own errors (unknown path, wrong method, unparsable body) in OpenAI's shape.
+        message = {404: f"No such endpoint: {req.method} {req.url.path}.",
+                   405: f"{req.method} is not allowed on {req.url.path}."}.get(
+            exc.status_code, str(exc.detail))
+        return JSONResponse(_error_body(message, "invalid_request_error", None),
+                            status_code=exc.status_code, headers=exc.headers)
+
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_req: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _invalid(req: Request, exc: RequestValidationError) -> JSONResponse:
+        ctype = req.headers.get("content-type", "")
+        if req.method == "POST" and "json" not in ctype.lower():
+            # Deliberate (FastAPI's strict content type): a web page can POST to localhost
+            # without a CORS preflight only when the body is not declared as JSON.
+            return JSONResponse(_error_body(
+                f"The body must be JSON sent with 'Content-Type: application/json' (got "
+                f"{ctype or 'no Content-Type'}). With curl: -H 'Content-Type: application/json'.",
+                "invalid_request_error", "invalid_content_type"), 400)
         parts = []
         for err in exc.errors()[:5]:
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
@@ -228,13 +290,15 @@ def create_app(state: RunnerState, key: str | None) -> Any:
         return runner_status(state)
 
     @app.post("/v1/chat/completions", response_model=None)
-    async def chat(body: ChatRequest) -> Response:
-        _require_ready(state)
+    async def chat(body: ChatRequest, request: Request) -> Response:
+        _require_generation(state)
         messages = [_plain_message(m) for m in body.messages]
-        extra = body.model_extra or {}
+        tools = [t.model_dump(exclude_none=True) for t in body.tools] if body.tools else None
+        tool_stream, tool_grammar = _tool_setup(state, body, tools)
+        choice = body.tool_choice.model_dump() if isinstance(body.tool_choice, NamedToolChoice) \
+            else body.tool_choice
         try:
-            rendered = state.formatter(messages=messages, tools=extra.get("tools"),
-                                       tool_choice=extra.get("tool_choice"))
+            rendered = state.formatter(messages=messages, tools=tools, tool_choice=choice)
         except Exception as exc:
             raise ApiError(400, f"The model's chat template could not render these messages: "
                                 f"{exc}", code="template_error") from None
@@ -242,17 +306,85 @@ def create_app(state: RunnerState, key: str | None) -> Any:
         add_bos = state.add_bos and not (state.bos_text and prompt.startswith(state.bos_text))
         tokens = state.model.tokenize(prompt, add_bos=add_bos, special=True)
         max_tokens = body.max_completion_tokens or body.max_tokens
-        grammar = _grammar_for(body.response_format)
-        return await _generate(state, body, tokens, max_tokens, chat=True, grammar=grammar)
+        grammar = tool_grammar or _grammar_for(body.response_format)
+        logprobs = (body.top_logprobs or 0) if body.logprobs else None
+        return await _generate(state, request, body, tokens, max_tokens, chat=True,
+                               grammar=grammar, logprobs=logprobs, tools=tool_stream)
 
     @app.post("/v1/completions", response_model=None)
-    async def completions(body: CompletionRequest) -> Response:
-        _require_ready(state)
+    async def completions(body: CompletionRequest, request: Request) -> Response:
+        _require_generation(state)
         prompt = body.prompt if isinstance(body.prompt, str) else "".join(body.prompt)
         tokens = state.model.tokenize(prompt, add_bos=state.add_bos, special=False)
-        return await _generate(state, body, tokens, body.max_tokens, chat=False)
+        return await _generate(state, request, body, tokens, body.max_tokens, chat=False,
+                               logprobs=body.logprobs)
+
+    @app.post("/v1/embeddings")
+    async def embeddings(body: EmbeddingRequest) -> JSONResponse:
+        _require_ready(state)
+        return await _embeddings(state, body)
 
     return BearerAuth(app, key)
+
+
+async def _embeddings(state: RunnerState, body: EmbeddingRequest) -> JSONResponse:
+    import base64
+
+    from runner.engine import ContextLengthExceeded, EmbedJob, EngineError
+
+    if not state.settings.embedding:
+        raise ApiError(400, "This model was loaded for chat, not for embeddings. Load it with "
+                            "--embedding to use /v1/embeddings.", code="embeddings_not_enabled")
+    model = state.model
+    raw = [body.input] if isinstance(body.input, str) else list(body.input)
+    if not raw:
+        raise ApiError(400, "input is empty: send a string, a list of strings or token ids.")
+    if all(isinstance(x, int) for x in raw):
+        raw = [raw]  # one input given as token ids
+    if len(raw) > MAX_EMBED_INPUTS:
+        raise ApiError(400, f"At most {MAX_EMBED_INPUTS} inputs per request, got {len(raw)}.")
+    inputs: list[list[int]] = []
+    for i, item in enumerate(raw):
+        if isinstance(item, str):
+            tokens = model.tokenize(item, add_bos=state.add_bos, special=False) if item else []
+        else:
+            tokens = list(item)
+            bad = next((t for t in tokens if not 0 <= t < model.n_vocab), None)
+            if bad is not None:
+                raise ApiError(400, f"input {i}: token {bad} is outside the vocabulary "
+                                    f"(0..{model.n_vocab - 1}).")
+        if not tokens:
+            raise ApiError(400, f"input {i} is empty.")
+        inputs.append(tokens)
+    n_embd = model.n_embd
+    if body.dimensions is not None and body.dimensions != n_embd:
+        raise ApiError(400, f"This model's embeddings have {n_embd} dimensions; it cannot "
+                            f"make {body.dimensions}.", code="unsupported_dimensions")
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: bool = False) -> None:
+        if not fut.done():
+            (fut.set_exception if error else fut.set_result)(value)
+
+    job = EmbedJob(inputs, on_done=lambda v: loop.call_soon_threadsafe(settle, v),
+                   on_error=lambda e: loop.call_soon_threadsafe(settle, e, True))
+    try:
+        state.scheduler.submit_embed(job)
+    except ContextLengthExceeded as exc:
+        raise ApiError(400, f"An input is {exc.n_prompt} tokens long; this runner embeds at most "
+                            f"{exc.n_ctx} tokens at once.", code="context_length_exceeded") from None
+    try:
+        vectors = await fut
+    except EngineError as exc:
+        raise ApiError(500, str(exc), "server_error", "embedding_failed") from None
+    data = [{"object": "embedding", "index": i,
+             "embedding": base64.b64encode(v.astype("<f4").tobytes()).decode()
+             if body.encoding_format == "base64" else v.tolist()}
+            for i, v in enumerate(vectors)]
+    n = sum(len(t) for t in inputs)
+    return JSONResponse({"object": "list", "data": data, "model": state.alias,
+                         "usage": {"prompt_tokens": n, "total_tokens": n}})
 
 
 def runner_status(state: RunnerState) -> dict[str, Any]:
@@ -282,6 +414,14 @@ def runner_status(state: RunnerState) -> dict[str, Any]:
     return out
 
 
+def _require_generation(state: RunnerState) -> None:
+    _require_ready(state)
+    if state.settings.embedding:
+        raise ApiError(400, "This runner was loaded with --embedding: it serves /v1/embeddings "
+                            "only. Load the model again without it to chat.",
+                       code="generation_not_enabled")
+
+
 def _require_ready(state: RunnerState) -> None:
     if state.status == "loading":
         raise ApiError(503, f"The model is still loading ({state.progress:.0%}). Try again shortly.",
@@ -291,15 +431,59 @@ def _require_ready(state: RunnerState) -> None:
                        "model_load_failed")
 
 
+def _tool_setup(state: RunnerState, body: ChatRequest,
+                tools: list[dict[str, Any]] | None) -> tuple[Any, str | None]:
+    """The tool-call reader for this request, and a grammar when a call is required."""
+    if not tools or body.tool_choice == "none":
+        return None, None
+    from runner.tools import ToolStream, forced_call_schema, tool_names, wrap_grammar
+
+    fmt = state.tool_format
+    if fmt is None:
+        raise ApiError(400, "This model's chat template has no support for tools, so it would "
+                            "not know how to call them. Use a model made for tool calling, or "
+                            "send the request without tools.", code="tools_not_supported")
+    names = tool_names(tools)
+    only = body.tool_choice.function.name if isinstance(body.tool_choice, NamedToolChoice) else None
+    if only is not None and only not in names:
+        raise ApiError(400, f"tool_choice names {only!r}, which is not among the tools sent.")
+    grammar = None
+    if only is not None or body.tool_choice == "required":
+        from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+        try:
+            call = json_schema_to_gbnf(json.dumps(forced_call_schema(tools, fmt, only)))
+        except Exception as exc:
+            raise ApiError(400, f"The tools' parameters could not be turned into a grammar: {exc}",
+                           code="invalid_tool_schema") from None
+        grammar = wrap_grammar(call, fmt)
+    return ToolStream(fmt, names), grammar
+
+
 def _plain_message(m: ChatMessage) -> dict[str, Any]:
     out = dict(m.model_extra or {})
     out["role"] = m.role
+    if isinstance(out.get("tool_calls"), list):
+        out["tool_calls"] = [_template_call(c) for c in out["tool_calls"]]
     if isinstance(m.content, list):
         # Text parts only; the runner has no vision projector loaded.
         out["content"] = "".join(p.text or "" for p in m.content if p.type == "text")
     else:
         out["content"] = m.content or ""
     return out
+
+
+def _template_call(call: Any) -> Any:
+    # Chat templates write `arguments | tojson`: give them the object, not OpenAI's JSON text.
+    if isinstance(call, dict) and isinstance(call.get("function"), dict):
+        fn = dict(call["function"])
+        if isinstance(fn.get("arguments"), str):
+            try:
+                fn["arguments"] = json.loads(fn["arguments"])
+            except ValueError:
+                pass
+        return {**call, "function": fn}
+    return call
 
 
 def _grammar_for(fmt: ResponseFormat | None) -> str | None:
@@ -327,6 +511,7 @@ def _sampling(body: _Sampling, n_vocab: int) -> Any:
         value = getattr(body, name)
         if value is not None:
             setattr(s, name, value)
+    s.top_k = min(s.top_k, n_vocab)
     if body.logit_bias:
         bias: dict[int, float] = {}
         for tok, value in body.logit_bias.items():
@@ -341,8 +526,43 @@ def _sampling(body: _Sampling, n_vocab: int) -> Any:
     return s
 
 
-async def _generate(state: RunnerState, body: _Sampling, tokens: list[int],
-                    max_tokens: int | None, chat: bool, grammar: str | None = None) -> Response:
+class _Logprob(dict):  # type: ignore[type-arg]
+    """One token's entry in OpenAI's chat logprobs format (a queue item of its own type)."""
+
+
+def _logprob_sink(model: Any, put: Callable[[Any], None]) -> Callable[..., None]:
+    # Runs on the scheduler thread, which owns the model's token-piece cache.
+    def entry(tok: int, lp: float) -> dict[str, Any]:
+        raw = model.piece(tok)
+        return {"token": raw.decode("utf-8", errors="replace"), "logprob": lp, "bytes": list(raw)}
+
+    def sink(tok: int, lp: float, top: list[tuple[int, float]]) -> None:
+        item = _Logprob(entry(tok, lp))
+        item["top_logprobs"] = [entry(t, v) for t, v in top]
+        put(item)
+
+    return sink
+
+
+def _completion_logprobs(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The legacy /v1/completions shape of the same entries."""
+    offsets, at = [], 0
+    for e in entries:
+        offsets.append(at)
+        at += len(e["token"])
+    return {"tokens": [e["token"] for e in entries],
+            "token_logprobs": [e["logprob"] for e in entries],
+            "top_logprobs": [{t["token"]: t["logprob"] for t in e["top_logprobs"]} for e in entries],
+            "text_offset": offsets}
+
+
+def _logprobs_field(entries: list[dict[str, Any]], chat: bool) -> dict[str, Any]:
+    return {"content": entries} if chat else _completion_logprobs(entries)
+
+
+async def _generate(state: RunnerState, request: Request, body: _Sampling, tokens: list[int],
+                    max_tokens: int | None, chat: bool, grammar: str | None = None,
+                    logprobs: int | None = None, tools: Any = None) -> Response:
     from runner.engine import ContextLengthExceeded, EngineError, Job
 
     stops = [body.stop] if isinstance(body.stop, str) else list(body.stop or [])
@@ -367,7 +587,9 @@ async def _generate(state: RunnerState, body: _Sampling, tokens: list[int],
     job = Job(prompt=tokens, on_text=on_text, on_done=on_done, on_error=on_error,
               max_tokens=max_tokens, sampling=sampling,
               stop=tuple(stops), ignore_eos=body.ignore_eos and grammar is None,
-              cache_prompt=body.cache_prompt)
+              cache_prompt=body.cache_prompt, logprobs=logprobs)
+    if logprobs is not None:
+        job.on_logprob = _logprob_sink(state.model, lambda item: loop.call_soon_threadsafe(put, item))
     try:
         state.scheduler.submit(job)
     except ContextLengthExceeded as exc:
@@ -381,27 +603,41 @@ async def _generate(state: RunnerState, body: _Sampling, tokens: list[int],
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
         return StreamingResponse(
-            _sse(q.get, job, rid, created, model, chat, include_usage),
+            _sse(q.get, job, rid, created, model, chat, include_usage, tools),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     parts: list[str] = []
+    entries: list[dict[str, Any]] = []
+    watch = asyncio.ensure_future(_cancel_on_disconnect(request, job))
     try:
         while True:
             item = await q.get()
             if isinstance(item, str):
                 parts.append(item)
+            elif isinstance(item, _Logprob):
+                entries.append(item)
             elif isinstance(item, Exception):
                 raise ApiError(500, str(item), "server_error", "generation_failed")
             else:
                 reason, usage = item
                 break
     finally:
-        job.cancel()  # no-op when done; stops generation if the client went away
+        watch.cancel()
+        job.cancel()  # no-op when done
     text = "".join(parts)
-    choice: dict[str, Any] = {"index": 0, "finish_reason": _finish(reason), "logprobs": None}
+    calls: list[Any] = []
+    if tools is not None:
+        from runner.tools import parse
+
+        text, calls = parse(text, tools.fmt, tools.names)
+    choice: dict[str, Any] = {"index": 0,
+                              "finish_reason": "tool_calls" if calls else _finish(reason),
+                              "logprobs": _logprobs_field(entries, chat) if logprobs is not None else None}
     if chat:
-        choice["message"] = {"role": "assistant", "content": text}
+        choice["message"] = {"role": "assistant", "content": text or (None if calls else "")}
+        if calls:
+            choice["message"]["tool_calls"] = [c.to_openai() for c in calls]
     else:
         choice["text"] = text
     return JSONResponse({
@@ -409,6 +645,20 @@ async def _generate(state: RunnerState, body: _Sampling, tokens: list[int],
         "created": created, "model": model, "choices": [choice],
         "usage": _usage(usage),
     })
+
+
+async def _cancel_on_disconnect(request: Request, job: Any) -> None:
+    """A client that gives up on a non-streaming reply frees its slot at once.
+
+    The body has been read, so the next ASGI message can only be the disconnect; the server
+    delivers it as soon as the socket closes, while the handler is still waiting for tokens.
+    (Streaming responses get the same from Starlette, which cancels the SSE generator.)
+    """
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            job.cancel()
+            return
 
 
 def _finish(reason: str) -> str:
@@ -422,7 +672,7 @@ def _usage(u: Any) -> dict[str, Any]:
 
 
 async def _sse(get: Callable[[], Awaitable[Any]], job: Any, rid: str, created: int, model: str,
-               chat: bool, include_usage: bool) -> AsyncIterator[bytes]:
+               chat: bool, include_usage: bool, tools: Any = None) -> AsyncIterator[bytes]:
     """Server-sent events. Each piece of text is spliced into a pre-built JSON template."""
     obj = "chat.completion.chunk" if chat else "text_completion"
     head = json.dumps({"id": rid, "object": obj, "created": created, "model": model})[:-1]
@@ -440,16 +690,35 @@ async def _sse(get: Callable[[], Awaitable[Any]], job: Any, rid: str, created: i
         while True:
             item = await get()
             if isinstance(item, str):
+                if tools is not None and not (item := tools.feed(item)):
+                    continue
                 yield b"data: " + pre + dumps(item).encode() + post
+                continue
+            if isinstance(item, _Logprob):
+                # Its own chunk, ahead of the token's text (which a stop string may hold back).
+                lp = dumps(_logprobs_field([item], chat))
+                empty = '"delta": {"content": ""}' if chat else '"text": ""'
+                yield (f'data: {head}, "choices": [{{"index": 0, {empty}, "logprobs": {lp}, '
+                       f'"finish_reason": null}}]}}\n\n').encode()
                 continue
             if isinstance(item, Exception):
                 err = _error_body(str(item), "server_error", "generation_failed")
                 yield b"data: " + json.dumps(err).encode() + b"\n\n"
                 break
             reason, usage = item
+            finish = _finish(reason)
+            if tools is not None:
+                rest, calls = tools.finish()
+                if rest:
+                    yield b"data: " + pre + dumps(rest).encode() + post
+                if calls:
+                    finish = "tool_calls"
+                    delta_calls = dumps({"tool_calls": [c.to_openai(i) for i, c in enumerate(calls)]})
+                    yield (f'data: {head}, "choices": [{{"index": 0, "delta": {delta_calls}, '
+                           f'"finish_reason": null}}]}}\n\n').encode()
             delta = '"delta": {}, ' if chat else '"text": "", '
             yield (f'data: {head}, "choices": [{{"index": 0, {delta}"finish_reason": '
-                   f'"{_finish(reason)}"}}]}}\n\n').encode()
+                   f'"{finish}"}}]}}\n\n').encode()
             if include_usage:
                 yield (f'data: {head}, "choices": [], "usage": {dumps(_usage(usage))}}}\n\n').encode()
             break

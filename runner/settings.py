@@ -25,6 +25,8 @@ CACHE_TYPES: dict[str, int] = {
 }
 
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
+# "": the model's own pooling, or mean when it names none (a chat model used for embeddings).
+POOLING = {"": -1, "none": 0, "mean": 1, "cls": 2, "last": 3}
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class LoadSettings:
     seed: int = -1
     n_cpu_moe: int = 0  # keep the expert tensors of the first N layers in RAM (MoE models)
     tensor_split: tuple[float, ...] = ()  # share of the layers per GPU
+    embedding: bool = False  # an embeddings-only context (/v1/embeddings) instead of a chat one
+    pooling: str = ""  # one of POOLING
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,6 +83,10 @@ def add_load_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tensor-split", "-ts", type=_split, default=(),
                         help="fraction of the model per GPU, e.g. 3,1")
     parser.add_argument("--alias", "-a", default=None, help="model name reported by the API")
+    parser.add_argument("--embedding", "--embeddings", action="store_true",
+                        help="load for /v1/embeddings only (no text generation)")
+    parser.add_argument("--pooling", choices=[p for p in POOLING if p], default="",
+                        help="how token vectors become one embedding (default: the model's, else mean)")
 
 
 def settings_from_args(args: argparse.Namespace) -> LoadSettings:
@@ -88,7 +96,9 @@ def settings_from_args(args: argparse.Namespace) -> LoadSettings:
         ctx_size=args.ctx_size,
         n_gpu_layers=args.n_gpu_layers,
         batch_size=args.batch_size,
-        ubatch_size=min(args.ubatch_size, args.batch_size),
+        # An embedding sees its whole input at once: pooling and non-causal models need the
+        # sequence in one micro-batch, as in llama-server.
+        ubatch_size=args.batch_size if args.embedding else min(args.ubatch_size, args.batch_size),
         threads=threads,
         threads_batch=args.threads_batch or threads,
         flash_attn=args.flash_attn,
@@ -101,6 +111,8 @@ def settings_from_args(args: argparse.Namespace) -> LoadSettings:
         seed=args.seed,
         n_cpu_moe=args.n_cpu_moe,
         tensor_split=args.tensor_split,
+        embedding=args.embedding,
+        pooling=args.pooling,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from enum import Enum
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
@@ -32,6 +33,20 @@ class RunnerState(Enum):
     FAILED = "failed"
 
 
+@dataclass(frozen=True)
+class RunnerExit:
+    """How the last runner process ended, read by whoever handles ``failed``.
+
+    The exit code tells "out of memory" (4) from "cannot load" (3): the loader retries smaller
+    settings only for the first. ``code`` is None when the process never started.
+    """
+
+    code: int | None
+    crashed: bool  # killed by a signal or crashed: ``code`` means nothing then
+    state: RunnerState  # the state it was in when it ended (LOADING, READY, ...)
+    message: str
+
+
 class RunnerProcess(QObject):
     state_changed = Signal(object)  # RunnerState
     progress = Signal(float)  # 0..1, llama.cpp's real load progress
@@ -50,6 +65,7 @@ class RunnerProcess(QObject):
         self._stderr = b""
         self._last_error = ""
         self._generation = 0  # bumps on each start so stale poll results are dropped
+        self.last_exit: RunnerExit | None = None
         self.url = ""
         self.model = ""
 
@@ -69,6 +85,7 @@ class RunnerProcess(QObject):
         self._launch = launch = build_launch(model, flags)
         self._stdout = self._stderr = b""
         self._last_error = ""
+        self.last_exit = None
         self.url = ""
         proc = QProcess(self)
         env = QProcessEnvironment()
@@ -157,8 +174,10 @@ class RunnerProcess(QObject):
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
             program = self._launch.program if self._launch else "?"
-            self._fail(f"The model runner could not be started ({program}). Reinstall Hearth.")
+            message = f"The model runner could not be started ({program}). Reinstall Hearth."
+            self.last_exit = RunnerExit(None, False, self._state, message)
             self._cleanup()
+            self._fail(message)
 
     def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
         self._on_stderr()
@@ -167,11 +186,14 @@ class RunnerProcess(QObject):
         if was == RunnerState.STOPPING:
             self._set_state(RunnerState.STOPPED)
             return
-        if status == QProcess.ExitStatus.CrashExit:
+        crashed = status == QProcess.ExitStatus.CrashExit
+        if crashed:
             reason = self._last_error or "it crashed"
-            self._fail(f"The model runner stopped unexpectedly: {reason}.")
+            message = f"The model runner stopped unexpectedly: {reason}."
         else:
-            self._fail(self._last_error or f"The model runner exited (code {code}).")
+            message = self._last_error or f"The model runner exited (code {code})."
+        self.last_exit = RunnerExit(None if crashed else code, crashed, was, message)
+        self._fail(message)
 
     def _cleanup(self) -> None:
         if self._client is not None:

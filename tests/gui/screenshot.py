@@ -1,5 +1,6 @@
-"""Make the README's screenshot from the real window: load a generated model through the real
-runner, send a message, wait for the streamed reply, grab the window.
+"""Make the README's screenshots from the real window: load a generated model through the real
+runner (planned first), send a message, wait for the streamed reply, grab the window; then with
+the plan's reasons unfolded (load-plan.png), then the Hardware tab.
 
     .venv/bin/python -m tests.gui.screenshot [OUT.png]
 """
@@ -54,6 +55,11 @@ def main(out: Path = DEFAULT_OUT) -> int:
     app.processEvents()
     out.parent.mkdir(parents=True, exist_ok=True)
     ok = window.grab().save(str(out))
+    window.why_btn.setChecked(True)  # the plan's reasons, unfolded
+    app.processEvents()
+    ok = window.grab().save(str(out.with_name("load-plan.png"))) and ok
+    window.why_btn.setChecked(False)
+    app.processEvents()
     window.tabs.setCurrentIndex(1)  # the Hardware tab, detected off the GUI thread
     panel = window.tabs.widget(1)
     wait_for(panel.report_ready, 10_000)

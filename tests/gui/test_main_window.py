@@ -83,43 +83,65 @@ def test_stop_ends_reply_early(qtbot: Any, make_window: Any, tiny_model: str) ->
     assert done2.args[0] == "length"
 
 
-def test_bad_model_shows_runner_error(qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+def test_bad_model_is_not_started(qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+    # Planning reads the header first: a file that is not a model never reaches the runner.
     bad = tmp_path / "notes.gguf"
     bad.write_text("these are my notes, not a model\n" * 10)
     window = make_window()
     window.choose_model(str(bad))
-    with qtbot.waitSignal(window.runner.failed, timeout=20_000) as failed:
+    with qtbot.waitSignal(window.loader.failed, timeout=20_000) as failed:
         window.load_selected()
+        assert "Planning" in window.status.text()
+        assert not window.load_btn.isEnabled()  # no second load while planning
     message = failed.args[0]
     assert "notes.gguf" in message and "not a GGUF" in message
     assert message in window.status.text()
-    assert window.runner.state == RunnerState.FAILED
+    assert window.runner.state == RunnerState.STOPPED and window.runner._proc is None
     assert window.load_btn.isEnabled() and not window.send_btn.isEnabled()
+    assert not window.progress.isVisible()
 
 
-def test_runner_death_keeps_the_conversation(qtbot: Any, make_window: Any, tiny_model: str) -> None:
+def test_runner_death_offers_restart_and_keeps_the_conversation(
+        qtbot: Any, make_window: Any, tiny_model: str) -> None:
+    import time
+
     import psutil
 
     window = make_window(chat_params={"ignore_eos": True})
     load(qtbot, window, tiny_model)
+    plan = window.loader.plan
+    assert not window.restart_btn.isVisible()
     got: list[str] = []
     window.streamer.delta.connect(got.append)
-    with qtbot.waitSignal(window.runner.failed, timeout=20_000) as failed:
-        _type_and_send(qtbot, window, "Keep talking.")
-        qtbot.waitUntil(lambda: len(got) > 3, timeout=10_000)
-        psutil.Process(window.runner._proc.processId()).kill()
+    _type_and_send(qtbot, window, "Keep talking.")
+    qtbot.waitUntil(lambda: len(got) > 3, timeout=10_000)
+    psutil.Process(window.runner._proc.processId()).kill()
+    killed = time.monotonic()
+    # Within a second: the status says so, the chat notes it on the reply, restart is offered.
+    qtbot.waitUntil(lambda: window.restart_btn.isVisible(), timeout=1000)
+    qtbot.waitUntil(lambda: "stopped during this reply" in window.chat.toPlainText(), timeout=1000)
+    assert time.monotonic() - killed < 1.0
+    assert "stopped unexpectedly" in window.status.text() or "exited" in window.status.text()
+    assert "Restart" in window.status.text() and "conversation is kept" in window.status.text()
     qtbot.waitUntil(lambda: not window.streamer.busy, timeout=5000)
-    assert "stopped unexpectedly" in failed.args[0] or "exited" in failed.args[0]
-    assert window.status.text() == failed.args[0]
     reply = window.conversation.messages[-1]
     assert reply.role == "assistant" and reply.content  # the partial reply is kept
-    assert reply.note  # and says what happened
+    assert reply.note and reply.note in window.chat.toPlainText()
     assert window.conversation.messages[-2].content == "Keep talking."
-    assert reply.note in window.chat.toPlainText()
-    # Loading again is offered, and the conversation continues where it stopped.
-    assert window.load_btn.isEnabled()
-    load(qtbot, window, tiny_model)
+    partial = reply.content
+    assert window.load_btn.isEnabled() and not window.send_btn.isEnabled()
+
+    # Restart: the same model with the plan that worked, without planning again.
+    with qtbot.waitSignal(window.runner.ready, timeout=30_000):
+        qtbot.mouseClick(window.restart_btn, Qt.MouseButton.LeftButton)
+        assert not window.restart_btn.isVisible()
+    assert window.loader.plan.settings == plan.settings
+    with window.runner.client() as client:
+        assert client.status()["settings"]["ctx_size"] == plan.settings.n_ctx
+    assert window.conversation.messages[-1].content == partial
+    assert "Keep talking." in window.chat.toPlainText()
     window.chat_params = {"max_tokens": 3, "ignore_eos": True}
     with qtbot.waitSignal(window.streamer.done, timeout=20_000):
         _type_and_send(qtbot, window, "Are you back?")
     assert [m.role for m in window.conversation.messages] == ["user", "assistant"] * 2
+    assert window.conversation.messages[1].content == partial

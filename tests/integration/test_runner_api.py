@@ -600,3 +600,40 @@ def test_parallel_slots_serve_two_streams_at_once(start_runner: StartRunner) -> 
     assert len(times["a"]) >= 400 and len(times["b"]) >= 400
     # Interleaved, not one after the other: each started before the other finished.
     assert times["b"][0] < times["a"][-1] and times["a"][0] < times["b"][-1]
+
+
+@pytest.mark.parametrize("auth", ["bearer {key}", "BEARER {key}", "Bearer  {key}"])
+def test_bearer_scheme_is_case_insensitive(runner: Runner, auth: str) -> None:
+    resp = httpx2.get(runner.url + "/v1/models", headers={"Authorization": auth.format(key=runner.key)},
+                      trust_env=False, timeout=10)
+    assert resp.status_code == 200, resp.text
+
+
+def test_top_k_beyond_the_vocabulary(http: httpx2.Client) -> None:
+    body = {"messages": MESSAGES, "max_tokens": 2, "top_k": 100_000}
+    assert post(http, "/v1/chat/completions", body)["usage"]["completion_tokens"] >= 1
+    resp = http.post("/v1/chat/completions", json={**body, "top_k": 2**40})
+    assert resp.status_code == 400 and "top_k" in resp.json()["error"]["message"]
+
+
+def test_json_body_without_content_type_is_refused_with_the_fix(runner: Runner) -> None:
+    """curl -d sends application/x-www-form-urlencoded. Refused on purpose: a web page can send
+    such a body to localhost without a CORS preflight. The message says what to send."""
+    body = json.dumps({"messages": MESSAGES, "max_tokens": 2}).encode()
+    for headers in ({}, {"Content-Type": "application/x-www-form-urlencoded"}):
+        resp = httpx2.post(runner.url + "/v1/chat/completions", content=body, trust_env=False,
+                           headers={**runner.headers, **headers}, timeout=30)
+        assert resp.status_code == 400, (headers, resp.text)
+        assert "Content-Type: application/json" in resp.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("penalty", [{"repeat_penalty": 1.8}, {"frequency_penalty": 1.5},
+                                     {"presence_penalty": 1.5}])
+def test_penalties_change_a_repetitive_reply(http: httpx2.Client, penalty: dict[str, float]) -> None:
+    """Greedy decoding of the tiny model loops on a few words; a penalty must break the loop."""
+    prompt = unique()
+    plain = _sample(http, prompt, temperature=0, max_tokens=48)
+    assert len(set(plain.split())) < len(plain.split()), "expected a repetitive greedy reply"
+    penalised = _sample(http, prompt, temperature=0, max_tokens=48, **penalty)
+    assert penalised != plain
+    assert len(set(penalised.split())) > len(set(plain.split()))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from runner.holdback import overlap
+
 llama_engine = pytest.importorskip("runner.engine")
 
 
@@ -15,7 +17,7 @@ llama_engine = pytest.importorskip("runner.engine")
     ("xabc", "abc", 0),  # a whole match is found by find(), not held
 ])
 def test_overlap(text: str, stop: str, held: int) -> None:
-    assert llama_engine._overlap(text, stop) == held
+    assert overlap(text, stop) == held
 
 
 def test_common_prefix() -> None:

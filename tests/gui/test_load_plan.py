@@ -1,0 +1,244 @@
+"""Loading with a plan, against the real runner: the plan's flags reach the runner, the load is
+measured and remembered, and out-of-memory failures step down the fallback ladder.
+
+Out of memory is simulated by a stand-in runner (``HEARTH_RUNNER``, the launch command's own
+override): a script that fails the first N launches the way the runner does (a JSON error line,
+exit code 4) and then hands over to the real runner.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.planner.corrections import CorrectionStore, model_key
+from app.services.runner_process import RunnerState
+from tests.fixtures.models import TINY, model_path
+from tests.gui.conftest import load
+
+REPO = Path(__file__).resolve().parents[2]
+# Trained for 8192 tokens: the plan picks a context the runner's own default (4096) is not, and
+# the ladder has context steps to take (8192 -> 4096 -> 2048 -> q8_0 KV -> nothing left).
+LONG = replace(TINY, n_ctx_train=8192, name="hearth-test-8k")
+
+OOM_LINE = {"level": "error", "logger": "runner",
+            "msg": "llama.cpp could not create a context: failed to allocate CPU buffer "
+                   "(out of memory). Try a smaller context.",
+            "event": "load_failed", "exit_code": 4}
+
+FAKE_RUNNER = '''#!{python}
+import json, os, sys
+state, log = {state!r}, {log!r}
+n = int(open(state).read()) if os.path.exists(state) else 0
+open(state, "w").write(str(n + 1))
+with open(log, "a") as f:
+    f.write(json.dumps(sys.argv[1:]) + "\\n")
+if n < {fails}:
+    print(json.dumps({{"event": "listening", "url": "http://127.0.0.1:9"}}), flush=True)
+    sys.stderr.write(json.dumps({line}) + "\\n")
+    sys.stderr.flush()
+    sys.exit({code})
+os.environ["PYTHONPATH"] = {repo!r} + os.pathsep + os.environ.get("PYTHONPATH", "")
+os.execv(sys.executable, [sys.executable, "-m", "runner", *sys.argv[1:]])
+'''
+
+
+@pytest.fixture(scope="module")
+def long_model() -> str:
+    return str(model_path(LONG))
+
+
+class FakeRunner:
+    def __init__(self, folder: Path, fails: int, code: int = 4,
+                 line: dict[str, Any] | None = None) -> None:
+        self.log = folder / "launches.jsonl"
+        self.path = folder / "fake-runner"
+        self.path.write_text(FAKE_RUNNER.format(
+            python=sys.executable, state=str(folder / "count"), log=str(self.log), fails=fails,
+            code=code, line=repr(line or OOM_LINE), repo=str(REPO)))
+        self.path.chmod(self.path.stat().st_mode | stat.S_IXUSR)
+
+    def launches(self) -> list[list[str]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(x) for x in self.log.read_text().splitlines() if x.strip()]
+
+    def ctx_sizes(self) -> list[int]:
+        return [int(a[a.index("--ctx-size") + 1]) for a in self.launches()]
+
+
+@pytest.fixture
+def fake_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    if os.name == "nt":
+        pytest.skip("the stand-in runner is a shebang script")
+
+    def make(fails: int, code: int = 4, line: dict[str, Any] | None = None) -> FakeRunner:
+        fake = FakeRunner(tmp_path, fails, code, line)
+        monkeypatch.setenv("HEARTH_RUNNER", str(fake.path))
+        return fake
+
+    return make
+
+
+def test_load_plans_first_and_starts_with_the_plan(qtbot: Any, make_window: Any,
+                                                   long_model: str) -> None:
+    window = make_window()
+    order: list[str] = []
+    window.loader.planned.connect(lambda p: order.append("planned"))
+    window.runner.state_changed.connect(lambda s: order.append(s.value))
+    load(qtbot, window, long_model)
+    assert order[:2] == ["planned", "starting"]
+    plan = window.loader.plan
+    assert plan is not None and plan.fits and plan.fallback_steps == ()
+    assert plan.settings.n_ctx == 8192  # not the runner's default of 4096
+    with window.runner.client() as client:
+        status = client.status()
+    settings = status["settings"]
+    assert settings["ctx_size"] == plan.settings.n_ctx == status["context"]["n_ctx"]
+    assert settings["n_gpu_layers"] == plan.settings.n_gpu_layers
+    assert settings["threads"] == plan.settings.n_threads
+    assert settings["flash_attn"] == plan.settings.flash_attn
+    args = window.runner._launch.args
+    assert args.count("--model") == 1 and long_model in args
+
+    # The key numbers in the status line; the reasons in its tooltip and behind the toggle.
+    text = window.status.text()
+    assert "is ready" in text and "on the CPU" in text and "context 8192" in text
+    assert plan.reasons[0] in window.status.toolTip()
+    assert window.why_btn.isVisible() and not window.reasons_label.isVisible()
+    qtbot.mouseClick(window.why_btn, Qt.MouseButton.LeftButton)
+    assert window.reasons_label.isVisible()
+    assert "dry run" in window.reasons_label.text()  # confirmed with llama.cpp's dry run
+    assert not window.steps_label.isVisible()
+
+
+def test_user_flags_come_after_the_plan(qtbot: Any, make_window: Any, long_model: str) -> None:
+    window = make_window(runner_flags=["--ctx-size", "1024"])
+    with qtbot.waitSignal(window.loader.measured, timeout=30_000) as measured:
+        load(qtbot, window, long_model)
+    with window.runner.client() as client:
+        assert client.status()["settings"]["ctx_size"] == 1024  # the user's pin wins
+    # The measurement is not recorded: it is not of the settings the plan predicted.
+    assert measured.args[0] == []
+
+
+def test_load_is_measured_and_the_next_plan_uses_it(qtbot: Any, make_window: Any,
+                                                    long_model: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HEARTH_HOME", str(tmp_path / "home"))  # an empty store
+    window = make_window()
+    with qtbot.waitSignal(window.loader.measured, timeout=30_000) as measured:
+        load(qtbot, window, long_model)
+    assert window.loader.applied == {}  # nothing measured before
+    recorded = measured.args[0]
+    assert [m.device for m in recorded] == ["CPU"]
+    assert recorded[0].measured_kv > 0 and recorded[0].measured_compute > 0
+    store = CorrectionStore()
+    assert store.path.is_relative_to(tmp_path / "home")
+    entries = json.loads(store.path.read_text())["entries"]
+    assert len(entries) == 1 and entries[0]["model"] == model_key(long_model)
+    assert entries[0]["settings"].startswith("n_gpu_layers=0,n_ctx=8192")
+    build = entries[0]["build"]
+    assert build.startswith("llama-cpp-python-")
+    expected = store.corrections(model_key(long_model), build)
+    assert "CPU" in expected and not expected["CPU"].is_identity()
+
+    # Unload and load again: the plan starts from the measured figures and says so.
+    with qtbot.waitSignal(window.runner.state_changed, timeout=10_000,
+                          check_params_cb=lambda s: s == RunnerState.STOPPED):
+        qtbot.mouseClick(window.unload_btn, Qt.MouseButton.LeftButton)
+    load(qtbot, window, long_model)
+    assert window.loader.applied == expected
+    assert any("earlier load" in r for r in window.loader.plan.reasons)
+
+
+def test_out_of_memory_steps_down_the_ladder(qtbot: Any, make_window: Any, long_model: str,
+                                             fake_runner: Any) -> None:
+    fake = fake_runner(fails=1)
+    window = make_window()
+    steps: list[str] = []
+    window.loader.retrying.connect(steps.append)
+    load(qtbot, window, long_model)
+    assert fake.ctx_sizes() == [8192, 4096]
+    assert all(a.count("--model") == 1 for a in fake.launches())
+    assert steps == ["Out of memory: retrying with a context of 4096 instead of 8192."]
+    plan = window.loader.plan
+    assert plan.settings.n_ctx == 4096 and plan.fallback_steps == ("ctx",)
+    with window.runner.client() as client:
+        assert client.status()["settings"]["ctx_size"] == 4096
+    # Each step stays on screen, and the status line ends with the settings it loaded with.
+    assert window.steps_label.isVisible() and steps[0] in window.steps_label.text()
+    assert "is ready" in window.status.text() and "context 4096" in window.status.text()
+    assert steps[0] in window.reasons_label.text()
+    assert window.status.styleSheet() == ""  # not shown as an error
+
+
+def test_ladder_ends_with_the_failure(qtbot: Any, make_window: Any, long_model: str,
+                                      fake_runner: Any) -> None:
+    fake = fake_runner(fails=99)
+    window = make_window()
+    steps: list[str] = []
+    window.loader.retrying.connect(steps.append)
+    window.choose_model(long_model)
+    with qtbot.waitSignal(window.loader.failed, timeout=60_000) as failed:
+        window.load_selected()
+    # 8192 -> 4096 -> 2048 (the floor) -> the KV cache as q8_0 -> nothing smaller is left.
+    assert fake.ctx_sizes() == [8192, 4096, 2048, 2048]
+    last = fake.launches()[-1]
+    assert last[last.index("--cache-type-k") + 1] == "q8_0"
+    assert len(steps) == 3 and steps[-1].endswith("KV cache stored as q8_0.")
+    message = failed.args[0]
+    assert "out of memory" in message and "retried 3 times" in message
+    assert "context 2048, KV cache q8_0" in message
+    assert window.status.text() == message and window.status.styleSheet() != ""
+    assert window.steps_label.text().splitlines() == steps
+    assert window.load_btn.isEnabled() and not window.restart_btn.isVisible()
+    qtbot.wait(600)
+    assert len(fake.launches()) == 4  # and it stays stopped
+
+
+def test_unload_cancels_the_ladder(qtbot: Any, make_window: Any, long_model: str,
+                                   fake_runner: Any) -> None:
+    fake = fake_runner(fails=99)
+    window = make_window()
+    # The user presses Unload while the first step is on screen.
+    window.loader.retrying.connect(lambda _r: qtbot.mouseClick(window.unload_btn,
+                                                               Qt.MouseButton.LeftButton))
+    window.choose_model(long_model)
+    with qtbot.waitSignal(window.loader.retrying, timeout=30_000):
+        window.load_selected()
+    qtbot.wait(800)
+    assert len(fake.launches()) == 1
+    assert window.runner.state in (RunnerState.STOPPED, RunnerState.FAILED)
+    assert window.status.text() == "No model loaded."
+    assert window.load_btn.isEnabled() and not window.unload_btn.isEnabled()
+
+
+def test_load_failure_that_is_not_memory_is_not_retried(qtbot: Any, make_window: Any,
+                                                        long_model: str,
+                                                        fake_runner: Any) -> None:
+    line = dict(OOM_LINE, msg="broken.gguf: llama.cpp could not load the model: unknown "
+                              "architecture 'llamaX'.", exit_code=3)
+    fake = fake_runner(fails=99, code=3, line=line)
+    window = make_window()
+    window.choose_model(long_model)
+    with qtbot.waitSignal(window.loader.failed, timeout=30_000) as failed:
+        window.load_selected()
+    assert len(fake.launches()) == 1
+    assert failed.args[0] == line["msg"]
+    assert window.status.text() == line["msg"]
+
+
+def test_plan_parts_start_folded_away(make_window: Any) -> None:
+    # Before any load there is no plan to explain and nothing to restart.
+    window = make_window()
+    assert not window.why_btn.isVisible() and not window.restart_btn.isVisible()
+    assert not window.steps_label.isVisible() and not window.reasons_label.isVisible()
