@@ -155,6 +155,14 @@ def _load(state: Any, request_exit: Any, exit_code: list[int]) -> None:
             return not state.exiting.is_set()
 
         model = Model.load(state.settings, progress)
+        try:
+            from runner.devices import list_devices
+
+            found = list_devices()  # after the load: the backends are registered by then
+            state.devices = found["devices"]
+            state.build["backends"] = found["backends"]
+        except Exception:
+            log.warning("could not list the devices", exc_info=True)
         scheduler = Scheduler(model)
         state.ready(model, scheduler, time.perf_counter() - t0)
         log.info("model loaded in %.2f s", state.load_seconds,

@@ -119,7 +119,7 @@ class ChatRequest(_Sampling):
 
 
 class CompletionRequest(_Sampling):
-    prompt: str | list[str]
+    prompt: str | list[str] | list[int] | list[list[int]]
     max_tokens: int | None = Field(default=16, ge=1)  # OpenAI's default for /v1/completions
     logprobs: int | None = Field(default=None, ge=0, le=20)
 
@@ -156,6 +156,7 @@ class RunnerState:
         self.load_seconds = 0.0
         self.build: dict[str, Any] = {}
         self.memory: list[dict[str, Any]] = []
+        self.devices: list[dict[str, Any]] = []  # what this build's ggml sees (runner.devices)
 
     def ready(self, model: Any, scheduler: Any, load_seconds: float) -> None:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -314,10 +315,27 @@ def create_app(state: RunnerState, key: str | None) -> Any:
     @app.post("/v1/completions", response_model=None)
     async def completions(body: CompletionRequest, request: Request) -> Response:
         _require_generation(state)
-        prompt = body.prompt if isinstance(body.prompt, str) else "".join(body.prompt)
-        tokens = state.model.tokenize(prompt, add_bos=state.add_bos, special=False)
-        return await _generate(state, request, body, tokens, body.max_tokens, chat=False,
-                               logprobs=body.logprobs)
+        prompts = _prompt_tokens(state, body.prompt)
+        if len(prompts) == 1:
+            return await _generate(state, request, body, prompts[0], body.max_tokens, chat=False,
+                                   logprobs=body.logprobs)
+        if body.stream:
+            raise ApiError(400, "Streaming takes one prompt at a time; send the prompts as "
+                                "separate requests, or without stream.", code="unsupported")
+        # Several prompts: one choice each, generated side by side in the slots (or queued).
+        replies = await asyncio.gather(*(
+            _generate(state, request, body, tokens, body.max_tokens, chat=False,
+                      logprobs=body.logprobs) for tokens in prompts))
+        first: dict[str, Any] = json.loads(bytes(replies[0].body))
+        usage = first["usage"]
+        for i, reply in enumerate(replies[1:], start=1):
+            data = json.loads(bytes(reply.body))
+            first["choices"].append({**data["choices"][0], "index": i})
+            for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
+                usage[k] += data["usage"][k]
+            usage["prompt_tokens_details"]["cached_tokens"] += \
+                data["usage"]["prompt_tokens_details"]["cached_tokens"]
+        return JSONResponse(first)
 
     @app.post("/v1/embeddings")
     async def embeddings(body: EmbeddingRequest) -> JSONResponse:
@@ -336,7 +354,7 @@ async def _embeddings(state: RunnerState, body: EmbeddingRequest) -> JSONRespons
         raise ApiError(400, "This model was loaded for chat, not for embeddings. Load it with "
                             "--embedding to use /v1/embeddings.", code="embeddings_not_enabled")
     model = state.model
-    raw = [body.input] if isinstance(body.input, str) else list(body.input)
+    raw: list[Any] = [body.input] if isinstance(body.input, str) else list(body.input)
     if not raw:
         raise ApiError(400, "input is empty: send a string, a list of strings or token ids.")
     if all(isinstance(x, int) for x in raw):
@@ -367,8 +385,13 @@ async def _embeddings(state: RunnerState, body: EmbeddingRequest) -> JSONRespons
         if not fut.done():
             (fut.set_exception if error else fut.set_result)(value)
 
-    job = EmbedJob(inputs, on_done=lambda v: loop.call_soon_threadsafe(settle, v),
-                   on_error=lambda e: loop.call_soon_threadsafe(settle, e, True))
+    def done(vectors: list[Any]) -> None:
+        loop.call_soon_threadsafe(settle, vectors)
+
+    def failed(exc: Exception) -> None:
+        loop.call_soon_threadsafe(settle, exc, True)
+
+    job = EmbedJob(inputs, on_done=done, on_error=failed)
     try:
         state.scheduler.submit_embed(job)
     except ContextLengthExceeded as exc:
@@ -394,6 +417,7 @@ def runner_status(state: RunnerState) -> dict[str, Any]:
         "settings": state.settings.to_json(),
         "uptime_s": round(time.time() - state.started, 3),
         "build": state.build,
+        "devices": state.devices,
     }
     if state.scheduler is not None:
         sched = state.scheduler
@@ -411,6 +435,33 @@ def runner_status(state: RunnerState) -> dict[str, Any]:
             "tokens_per_second": round(last.tokens_per_second, 3),
             "finish_reason": last.finish_reason,
         }
+    return out
+
+
+MAX_PROMPTS = 64
+
+
+def _prompt_tokens(state: RunnerState, prompt: str | list[str] | list[int] | list[list[int]]
+                   ) -> list[list[int]]:
+    """OpenAI's four prompt shapes as token lists: text, texts, token ids, lists of token ids."""
+    model = state.model
+    items: list[Any] = [prompt] if isinstance(prompt, str) else list(prompt)
+    if not items:
+        raise ApiError(400, "prompt is empty.")
+    if all(isinstance(x, int) for x in items):
+        items = [items]
+    if len(items) > MAX_PROMPTS:
+        raise ApiError(400, f"At most {MAX_PROMPTS} prompts per request, got {len(items)}.")
+    out: list[list[int]] = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            out.append(model.tokenize(item, add_bos=state.add_bos, special=False))
+            continue
+        bad = next((t for t in item if not 0 <= t < model.n_vocab), None)
+        if bad is not None:
+            raise ApiError(400, f"prompt {i}: token {bad} is outside the vocabulary "
+                                f"(0..{model.n_vocab - 1}).")
+        out.append(list(item))
     return out
 
 
@@ -526,7 +577,7 @@ def _sampling(body: _Sampling, n_vocab: int) -> Any:
     return s
 
 
-class _Logprob(dict):  # type: ignore[type-arg]
+class _Logprob(dict[str, Any]):
     """One token's entry in OpenAI's chat logprobs format (a queue item of its own type)."""
 
 
@@ -589,7 +640,10 @@ async def _generate(state: RunnerState, request: Request, body: _Sampling, token
               stop=tuple(stops), ignore_eos=body.ignore_eos and grammar is None,
               cache_prompt=body.cache_prompt, logprobs=logprobs)
     if logprobs is not None:
-        job.on_logprob = _logprob_sink(state.model, lambda item: loop.call_soon_threadsafe(put, item))
+        def put_logprob(item: Any) -> None:
+            loop.call_soon_threadsafe(put, item)
+
+        job.on_logprob = _logprob_sink(state.model, put_logprob)
     try:
         state.scheduler.submit(job)
     except ContextLengthExceeded as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import time
@@ -40,11 +41,12 @@ async def _stream(http: httpx2.AsyncClient, body: dict[str, Any]) -> tuple[float
     return first, n, time.perf_counter() - t0
 
 
-async def _clients(url: str, key: str, k: int, tokens: int) -> tuple[float, float]:
+async def _clients(url: str, key: str, k: int, tokens: int, tag: str) -> tuple[float, float]:
     """Total tokens/s and p95 TTFT with k clients started together."""
     async with httpx2.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {key}"},
                                   timeout=None, trust_env=False) as http:
-        bodies = [{"messages": [{"role": "user", "content": f"client {i}: tell me a story"}],
+        # A fresh prompt per client and round: no round is helped by an earlier one's cache.
+        bodies = [{"messages": [{"role": "user", "content": f"{tag} client {i}: tell me a story"}],
                    "max_tokens": tokens, "ignore_eos": True, "stream": True, "seed": i}
                   for i in range(k)]
         t0 = time.perf_counter()
@@ -56,27 +58,42 @@ async def _clients(url: str, key: str, k: int, tokens: int) -> tuple[float, floa
     return total / wall, p95
 
 
-def _conversation(url: str, key: str, turns: int, history_tokens: int, cache: bool) -> list[float]:
-    # Words that are single pieces in the generated vocabulary: about one token each.
+def _conversation(url: str, key: str, turns: int, history_tokens: int,
+                  cache: bool) -> list[tuple[float, int, int]]:
+    """(time to first token, prompt tokens, cached tokens) per turn of a chat whose history grows to about
+    ``history_tokens`` tokens by turn ``turns``."""
     words = "the warm fire of the hearth and the light that is in it with us".split()
-    per_turn = max(1, history_tokens // turns)
     messages: list[dict[str, str]] = []
-    ttft: list[float] = []
+    ttft: list[tuple[float, int, int]] = []
     with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=None,
                        trust_env=False) as http:
-        http.post("/v1/completions", json={"prompt": "warm up", "max_tokens": 2})
+        # Calibrate: how many tokens this model's vocabulary spends on these words.
+        probe = http.post("/v1/completions", json={"prompt": " ".join(words * 10), "max_tokens": 1})
+        per_word = probe.json()["usage"]["prompt_tokens"] / (len(words) * 10)
+        per_turn = max(1, int(history_tokens / turns / per_word) - 8)
         for turn in range(turns):
             text = " ".join(words[(turn + j) % len(words)] for j in range(per_turn))
             messages.append({"role": "user", "content": text})
-            body = {"messages": messages, "max_tokens": 8, "ignore_eos": True, "stream": False,
-                    "seed": turn, "cache_prompt": cache}
+            body = {"messages": messages, "max_tokens": 8, "ignore_eos": True, "stream": True,
+                    "stream_options": {"include_usage": True}, "seed": turn, "cache_prompt": cache}
             t0 = time.perf_counter()
-            resp = http.post("/v1/chat/completions", json=body)
-            if resp.status_code != 200:
-                raise SystemExit(f"turn {turn + 1} failed: {resp.text}")
-            reply = resp.json()
-            ttft.append(time.perf_counter() - t0)  # 8 tokens after the prompt: ~TTFT + 8 steps
-            messages.append({"role": "assistant", "content": reply["choices"][0]["message"]["content"]})
+            first, text, usage = 0.0, "", {}
+            with http.stream("POST", "/v1/chat/completions", json=body) as resp:
+                if resp.status_code != 200:
+                    raise SystemExit(f"turn {turn + 1} failed: {resp.read().decode()}")
+                for line in resp.iter_lines():
+                    if not line.startswith("data: {"):
+                        continue
+                    chunk = json.loads(line[6:])
+                    if chunk.get("usage"):
+                        usage = chunk["usage"]
+                    for choice in chunk["choices"]:
+                        piece = choice["delta"].get("content")
+                        if piece and not first:
+                            first = time.perf_counter() - t0
+                        text += piece or ""
+            ttft.append((first, usage["prompt_tokens"], usage["prompt_tokens_details"]["cached_tokens"]))
+            messages.append({"role": "assistant", "content": text})
     return ttft
 
 
@@ -95,10 +112,10 @@ def main(argv: list[str]) -> int:
         r.wait_listening()
         r.wait_ready()
         assert r.key is not None
-        asyncio.run(_clients(r.url, r.key, 1, 8))  # warm-up
+        asyncio.run(_clients(r.url, r.key, 1, 8, "warm-up"))
         rows = []
         for k in (1, 4, 8):
-            tps, p95 = asyncio.run(_clients(r.url, r.key, k, tokens))
+            tps, p95 = asyncio.run(_clients(r.url, r.key, k, tokens, f"round {k}"))
             rows.append((k, tps, p95))
     finally:
         stop_runner(r)
@@ -117,15 +134,15 @@ def main(argv: list[str]) -> int:
         uncached = _conversation(r.url, r.key, 10, history, cache=False)
     finally:
         stop_runner(r)
-    print(f"\n2) 10-turn conversation, history growing to ~{history} tokens: reply latency per turn")
-    print(f"{'turn':>5} {'cache ms':>10} {'no cache ms':>12}")
-    for i, (a, b) in enumerate(zip(cached, uncached, strict=True), 1):
-        print(f"{i:>5} {a * 1000:>10.1f} {b * 1000:>12.1f}")
-    ratio_cached = cached[-1] / cached[0]
-    ratio_uncached = uncached[-1] / uncached[0]
-    print(f"turn 10 / turn 1: with cache {ratio_cached:.2f}x (target <= 1.5x), "
-          f"without {ratio_uncached:.2f}x; median speed-up on turns 2-10: "
-          f"{statistics.median(b / a for a, b in zip(cached[1:], uncached[1:], strict=True)):.1f}x")
+    print(f"\n2) 10-turn conversation, history growing to ~{history} tokens: TTFT per turn")
+    print(f"{'turn':>5} {'prompt tok':>11} {'reused':>7} {'cache ms':>10} {'no cache ms':>12}")
+    for i, ((a, n, hit), (b, _, _)) in enumerate(zip(cached, uncached, strict=True), 1):
+        print(f"{i:>5} {n:>11} {hit:>7} {a * 1000:>10.1f} {b * 1000:>12.1f}")
+    c = [t for t, _, _ in cached]
+    u = [t for t, _, _ in uncached]
+    print(f"turn 10 / turn 1: with cache {c[-1] / c[0]:.2f}x (target <= 1.5x), "
+          f"without {u[-1] / u[0]:.2f}x; median speed-up on turns 2-10: "
+          f"{statistics.median(b / a for a, b in zip(c[1:], u[1:], strict=True)):.1f}x")
     return 0
 
 

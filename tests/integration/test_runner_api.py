@@ -254,6 +254,9 @@ def test_runner_status_fields(http: httpx2.Client, runner: Runner, tiny_model: o
     assert status["load_seconds"] > 0
     assert status["build"]["llama_cpp_python"]
     assert isinstance(status["build"]["gpu_offload"], bool)
+    # The devices this build sees: on these machines, the CPU backend and its device.
+    assert any(d["type"] == "cpu" for d in status["devices"]), status["devices"]
+    assert "CPU" in [b["name"] if isinstance(b, dict) else b for b in status["build"]["backends"]]
     assert status["requests"]["active"] == 0
     assert status["requests"]["total"] >= 1
     last = status["last_request"]
@@ -637,3 +640,25 @@ def test_penalties_change_a_repetitive_reply(http: httpx2.Client, penalty: dict[
     penalised = _sample(http, prompt, temperature=0, max_tokens=48, **penalty)
     assert penalised != plain
     assert len(set(penalised.split())) > len(set(plain.split()))
+
+
+def test_completions_prompt_shapes(oai: openai.OpenAI, http: httpx2.Client) -> None:
+    """OpenAI's four prompt shapes; several prompts give one choice each, in order."""
+    texts = [unique("the fire is"), unique("the world was"), unique("hello model")]
+    many = oai.completions.create(model="m", prompt=texts, max_tokens=5, temperature=0,
+                                  extra_body={"ignore_eos": True})
+    assert [c.index for c in many.choices] == [0, 1, 2]
+    alone = [oai.completions.create(model="m", prompt=t, max_tokens=5, temperature=0,
+                                    extra_body={"ignore_eos": True}) for t in texts]
+    assert [c.text for c in many.choices] == [a.choices[0].text for a in alone]
+    assert many.usage.completion_tokens == 15  # type: ignore[union-attr]
+    assert many.usage.prompt_tokens == sum(a.usage.prompt_tokens for a in alone)  # type: ignore[union-attr]
+    ids = [1, *(token_id(w) for w in ("the", "fire", "is"))]
+    by_ids = oai.completions.create(model="m", prompt=ids, max_tokens=5, temperature=0)
+    assert by_ids.usage.prompt_tokens == len(ids)  # type: ignore[union-attr]
+    two = oai.completions.create(model="m", prompt=[ids[:2], ids], max_tokens=5, temperature=0)
+    assert len(two.choices) == 2 and two.choices[1].text == by_ids.choices[0].text
+    for bad in ([], [[]], [0, 10**6], ["a"] * 65):
+        assert http.post("/v1/completions", json={"prompt": bad}).status_code == 400, bad
+    resp = http.post("/v1/completions", json={"prompt": texts, "stream": True})
+    assert resp.status_code == 400 and "one prompt" in resp.json()["error"]["message"]
