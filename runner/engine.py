@@ -30,6 +30,7 @@ import llama_cpp
 
 from runner import llamalog
 from runner.holdback import overlap
+from runner.llamalog import last_error
 from runner.params import ParamsError, context_params, model_params
 from runner.settings import LoadSettings
 
@@ -197,7 +198,7 @@ class Model:
                 llama_cpp.llama_model_free(model)
                 raise LoadError(
                     f"{settings.model}: llama.cpp could not create a context of {n_ctx} tokens: "
-                    f"{_last_error(lines) or 'unknown reason'}. Try a smaller context.",
+                    f"{last_error(lines) or 'unknown reason'}. Try a smaller context.",
                     _looks_oom(lines),
                 )
         return cls(settings, model, ctx, list(lines))
@@ -618,21 +619,13 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     return i
 
 
-def _last_error(lines: list[str]) -> str:
-    for line in reversed(lines):
-        low = line.lower()
-        if "error" in low or "failed" in low or "out of memory" in low:
-            return line.strip()
-    return ""
-
-
 def _looks_oom(lines: list[str]) -> bool:
     text = "\n".join(lines).lower()
     return "out of memory" in text or "failed to allocate" in text or "unable to allocate" in text
 
 
 def _load_failure(path: str, lines: list[str]) -> str:
-    reason = _last_error(lines)
+    reason = last_error(lines)
     if _looks_oom(lines):
         return (f"{path}: not enough memory to load this model ({reason}). Offload fewer layers "
                 "to the GPU, use a smaller context or a smaller quantization.")

@@ -69,3 +69,12 @@ def capture() -> Iterator[list[str]]:
     finally:
         with _lock:
             _sinks.remove(lines)
+
+
+def last_error(lines: list[str]) -> str:
+    """The last captured line that says why something failed ("" when none does)."""
+    for line in reversed(lines):
+        low = line.lower()
+        if "error" in low or "failed" in low or "out of memory" in low:
+            return line.strip()
+    return ""

@@ -265,7 +265,7 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
         model = llama_cpp.llama_model_load_from_file(settings.model.encode(), mp)
         if not model:
             raise ProbeError(f"{settings.model}: llama.cpp could not read the model: "
-                             f"{_last_error(lines)}")
+                             f"{llamalog.last_error(lines) or 'no reason given'}")
         try:
             n_layer = llama_cpp.llama_model_n_layer(model)
             cp = context_params(settings, settings.ctx_size or llama_cpp.llama_model_n_ctx_train(model),
@@ -273,7 +273,7 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
             ctx = llama_cpp.llama_init_from_model(model, cp)
             if not ctx:
                 raise ProbeError(f"{settings.model}: llama.cpp could not create a context of "
-                                 f"{cp.n_ctx} tokens: {_last_error(lines)}")
+                                 f"{cp.n_ctx} tokens: {llamalog.last_error(lines) or 'no reason given'}")
             n_ctx = llama_cpp.llama_n_ctx(ctx)
             llama_cpp.llama_free(ctx)
         finally:
@@ -327,14 +327,6 @@ def summarize(lines: list[str], sizes: dict[str, int], n_layer: int,
         ],
         "kv_total": kv_total,
     }
-
-
-def _last_error(lines: list[str]) -> str:
-    for line in reversed(lines):
-        low = line.lower()
-        if "error" in low or "failed" in low or "out of memory" in low:
-            return line.strip()
-    return "no reason given"
 
 
 def build_parser() -> argparse.ArgumentParser:

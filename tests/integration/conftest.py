@@ -17,11 +17,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx2
+import openai
 import pytest
 
 from tests.fixtures.models import TINY, model_path
@@ -184,10 +186,10 @@ def tiny_model() -> Path:
     return model_path(TINY)
 
 
-@pytest.fixture(scope="session")
-def runner(tiny_model: Path) -> Iterator[Runner]:
-    """One runner on the tiny model for the whole session (tests must not change its state)."""
-    r = spawn_runner(model=tiny_model)
+@contextmanager
+def running(*args: str, model: str | os.PathLike[str] | None = None) -> Iterator[Runner]:
+    """A ready runner for a fixture's lifetime; it must exit cleanly (code 0) at the end."""
+    r = spawn_runner(*args, model=model)
     try:
         r.wait_listening()
         r.wait_ready()
@@ -197,6 +199,23 @@ def runner(tiny_model: Path) -> Iterator[Runner]:
     yield r
     code = stop_runner(r)
     assert code == 0, f"runner exited with {code}: {r.stderr_text()[-2000:]}"
+
+
+@contextmanager
+def openai_client(r: Runner) -> Iterator[openai.OpenAI]:
+    """The official client pointed at a runner, no retries (a test sees the first answer)."""
+    client = openai.OpenAI(base_url=r.url + "/v1", api_key=r.key, max_retries=0, timeout=60)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def runner(tiny_model: Path) -> Iterator[Runner]:
+    """One runner on the tiny model for the whole session (tests must not change its state)."""
+    with running(model=tiny_model) as r:
+        yield r
 
 
 @pytest.fixture

@@ -11,28 +11,19 @@ import numpy as np
 import openai
 import pytest
 
-from tests.integration.conftest import Runner, spawn_runner, stop_runner
+from tests.integration.conftest import Runner, openai_client, running
 
 
 @pytest.fixture(scope="module")
 def embed_runner(tiny_model: Path) -> Iterator[Runner]:
-    r = spawn_runner("--embedding", "--batch-size", "64", model=tiny_model)
-    try:
-        r.wait_listening()
-        r.wait_ready()
-    except BaseException:
-        r.kill()
-        raise
-    yield r
-    assert stop_runner(r) == 0
+    with running("--embedding", "--batch-size", "64", model=tiny_model) as r:
+        yield r
 
 
 @pytest.fixture
 def oai(embed_runner: Runner) -> Iterator[openai.OpenAI]:
-    client = openai.OpenAI(base_url=embed_runner.url + "/v1", api_key=embed_runner.key,
-                           max_retries=0, timeout=60)
-    yield client
-    client.close()
+    with openai_client(embed_runner) as client:
+        yield client
 
 
 def _reference(model: Path, text: str) -> np.ndarray:

@@ -16,7 +16,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.generation.modes import GenerationMode
 
-from tests.integration.conftest import Runner, spawn_runner, stop_runner
+from tests.integration.conftest import Runner, running
 
 EXAMPLES = 150  # per operation and mode; well under a minute in all on 2 cores
 
@@ -25,15 +25,8 @@ EXAMPLES = 150  # per operation and mode; well under a minute in all on 2 cores
 def fuzz_runner(request: pytest.FixtureRequest, tiny_model: Path) -> Iterator[Runner]:
     # A small context bounds the work of any generated request (max_tokens can be huge).
     extra = ["--embedding"] if request.param == "embedding" else []
-    r = spawn_runner("--ctx-size", "256", "--parallel", "2", *extra, model=tiny_model)
-    try:
-        r.wait_listening()
-        r.wait_ready()
-    except BaseException:
-        r.kill()
-        raise
-    yield r
-    assert stop_runner(r) == 0, r.stderr_text()[-3000:]
+    with running("--ctx-size", "256", "--parallel", "2", *extra, model=tiny_model) as r:
+        yield r
 
 
 def _operations(r: Runner) -> list[Any]:

@@ -9,17 +9,15 @@ from collections.abc import Iterator
 import openai
 import pytest
 
-from tests.integration.conftest import Runner
+from tests.integration.conftest import Runner, openai_client
 
 MESSAGES = [{"role": "user", "content": "hello model , what is the hearth ?"}]
 
 
 @pytest.fixture
 def oai(runner: Runner) -> Iterator[openai.OpenAI]:
-    client = openai.OpenAI(base_url=runner.url + "/v1", api_key=runner.key, max_retries=0,
-                           timeout=60)
-    yield client
-    client.close()
+    with openai_client(runner) as client:
+        yield client
 
 
 def test_chat_logprobs_describe_the_greedy_reply(oai: openai.OpenAI) -> None:

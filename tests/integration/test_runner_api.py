@@ -19,7 +19,7 @@ import pytest
 
 from app.runner_client.client import RunnerApiError, RunnerClient, iter_sse
 from tests.fixtures.models import TINY, vocabulary
-from tests.integration.conftest import Runner, StartRunner
+from tests.integration.conftest import Runner, StartRunner, openai_client
 
 PROMPT = "the world is warm and the fire is light"
 MESSAGES = [{"role": "system", "content": "be brief"},
@@ -39,10 +39,8 @@ def http(runner: Runner) -> Iterator[httpx2.Client]:
 
 @pytest.fixture
 def oai(runner: Runner) -> Iterator[openai.OpenAI]:
-    client = openai.OpenAI(base_url=runner.url + "/v1", api_key=runner.key, max_retries=0,
-                           timeout=60)
-    yield client
-    client.close()
+    with openai_client(runner) as client:
+        yield client
 
 
 def unique(text: str = PROMPT) -> str:

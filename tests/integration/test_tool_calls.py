@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from tests.fixtures.models import TINY, model_path
-from tests.integration.conftest import Runner, spawn_runner, stop_runner
+from tests.integration.conftest import Runner, openai_client, running
 
 # A trimmed Qwen 2.5 template: tools in the system turn, calls in <tool_call> tags.
 HERMES_TEMPLATE = (
@@ -42,24 +42,15 @@ ASK = [{"role": "user", "content": "what is the weather in the world ?"}]
 
 @pytest.fixture(scope="module")
 def tool_runner() -> Iterator[Runner]:
-    r = spawn_runner(model=model_path(replace(TINY, chat_template=HERMES_TEMPLATE,
-                                              name="hearth-tools")))
-    try:
-        r.wait_listening()
-        r.wait_ready()
-    except BaseException:
-        r.kill()
-        raise
-    yield r
-    assert stop_runner(r) == 0
+    with running(model=model_path(replace(TINY, chat_template=HERMES_TEMPLATE,
+                                          name="hearth-tools"))) as r:
+        yield r
 
 
 @pytest.fixture
 def oai(tool_runner: Runner) -> Iterator[openai.OpenAI]:
-    client = openai.OpenAI(base_url=tool_runner.url + "/v1", api_key=tool_runner.key,
-                           max_retries=0, timeout=60)
-    yield client
-    client.close()
+    with openai_client(tool_runner) as client:
+        yield client
 
 
 def _check_weather_args(arguments: str) -> None:
