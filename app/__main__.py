@@ -62,6 +62,7 @@ def run_gui(model: str | None = None, load: bool = False) -> int:
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from app.hardware import detect_hardware
+    from app.hardware.cli import runner_devices
     from app.services.chat_stream import ChatStreamer
     from app.services.runner_process import RunnerProcess
     from app.services.tasks import TaskRunner
@@ -75,7 +76,8 @@ def run_gui(model: str | None = None, load: bool = False) -> int:
     tasks = TaskRunner(app)
     runner = RunnerProcess(tasks, app)
     streamer = ChatStreamer(app)
-    window = MainWindow(runner, streamer, tasks, hardware_panel=HardwarePanel(tasks, detect_hardware))
+    panel = HardwarePanel(tasks, detect_hardware, runner_devices=runner_devices)
+    window = MainWindow(runner, streamer, tasks, hardware_panel=panel)
 
     def show_error(text: str) -> None:
         QMessageBox.critical(window, "Hearth: unexpected error",

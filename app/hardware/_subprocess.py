@@ -5,6 +5,8 @@ is killed when it runs past it (a wrapper script's children would otherwise keep
 `communicate` would wait for them). A frozen (PyInstaller) app puts its own library directory on
 LD_LIBRARY_PATH / DYLD_LIBRARY_PATH; a system tool that picks up our bundled libstdc++ or libvulkan
 crashes or lies, so those variables are restored to what the user had before the tool starts.
+On Windows the bootloader uses SetDllDirectoryW instead, which child processes inherit just the
+same (pyinstaller#3795), so it is cleared while a tool is being started.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +85,43 @@ def clean_env(
     return env
 
 
+_DLL_DIRECTORY_LOCK = threading.Lock()
+
+
+def _kernel32() -> Any:
+    """kernel32 where a frozen app's DLL directory can leak into children; None elsewhere."""
+    if os.name != "nt" or bundle_dir() is None:
+        return None
+    import ctypes
+
+    return ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
+
+
+@contextmanager
+def dll_directory_cleared() -> Iterator[None]:
+    """While the body runs (start a child, nothing more), the process has no DLL directory.
+
+    The setting is process-wide and our own later DLL loads need it, so it is put back at once;
+    the lock keeps two detection threads from restoring each other's empty value.
+    """
+    kernel32 = _kernel32()
+    if kernel32 is None:
+        yield
+        return
+    import ctypes
+
+    with _DLL_DIRECTORY_LOCK:
+        buf = ctypes.create_unicode_buffer(32768)
+        saved = buf.value if kernel32.GetDllDirectoryW(len(buf), buf) else ""
+        if saved:
+            kernel32.SetDllDirectoryW(None)
+        try:
+            yield
+        finally:
+            if saved:
+                kernel32.SetDllDirectoryW(saved)
+
+
 def which(tool: str) -> str | None:
     """The tool's path, or None. Separate so tests can pretend a tool is (not) installed."""
     return shutil.which(tool)
@@ -102,14 +144,15 @@ def run_tool(argv: list[str], timeout: float = MAX_TIMEOUT) -> ToolResult:
             subprocess, "CREATE_NEW_PROCESS_GROUP", 0
         )
     try:
-        proc = subprocess.Popen(
-            [exe, *argv[1:]],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=clean_env(),
-            **kwargs,  # type: ignore[call-overload]
-        )
+        with dll_directory_cleared():
+            proc = subprocess.Popen(
+                [exe, *argv[1:]],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=clean_env(),
+                **kwargs,  # type: ignore[call-overload]
+            )
     except OSError as exc:
         return ToolResult(False, reason=f"{argv[0]} could not be started: {exc}")
     try:

@@ -2,8 +2,9 @@
 
 On Apple Silicon the GPU shares the machine's RAM. What Metal lets one process keep resident is
 ``recommendedMaxWorkingSetSize`` (llama.cpp's Metal backend reports exactly that as the device's
-total). Without pyobjc the number is estimated the way macOS sets it: two thirds of RAM up to
-36 GiB, three quarters above, unless the user raised ``iogpu.wired_limit_mb``.
+total). Without pyobjc the number is estimated the way macOS sets it: two thirds of RAM below
+36 GiB, three quarters from 36 GiB up (a 36 GB M4 Max reports exactly 27 GiB, a 32 GB Mac 2/3),
+unless the user raised ``iogpu.wired_limit_mb``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def estimate_working_set(memsize: int, wired_limit_mb: int | None = None) -> int
     """Metal's recommended working set for a Mac with ``memsize`` bytes of unified memory."""
     if wired_limit_mb:
         return min(memsize, wired_limit_mb * 1024 * 1024)
-    share = memsize * 2 // 3 if memsize <= 36 * GiB else memsize * 3 // 4
+    share = memsize * 2 // 3 if memsize < 36 * GiB else memsize * 3 // 4
     return -(-share // _PAGE) * _PAGE
 
 

@@ -17,7 +17,6 @@ from app.hardware.report import GpuInfo, HardwareReport
 GiB = 1024**3
 
 # How the app starts its runner when running from source; the packaged app passes its own.
-DEFAULT_RUNNER_COMMAND = [sys.executable, "-m", "runner.devices"]
 RUNNER_TIMEOUT = 30.0  # importing llama.cpp and initialising CUDA can take a while
 
 
@@ -71,8 +70,15 @@ def _runner_json(args: argparse.Namespace) -> dict[str, Any] | None:
             raise RunnerDevicesError(f"Cannot read {args.runner_json}: {exc}") from exc
         return data if isinstance(data, dict) else {}
     if args.runner:
-        return query_runner_devices(DEFAULT_RUNNER_COMMAND)
+        return runner_devices()
     return None
+
+
+def runner_devices() -> dict[str, Any]:
+    """What the runner this app starts (a frozen build's own, or ``HEARTH_RUNNER``) can use."""
+    from app.runner_client.command import runner_program
+
+    return query_runner_devices([*runner_program(), "devices"])
 
 
 def query_runner_devices(command: list[str], timeout: float = RUNNER_TIMEOUT) -> dict[str, Any]:

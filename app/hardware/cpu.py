@@ -1,6 +1,7 @@
 """CPU model, cores and the instruction sets llama.cpp cares about.
 
-Linux reads /proc/cpuinfo and sysfs, macOS asks sysctl, Windows asks the registry and the kernel.
+Linux reads /proc/cpuinfo and sysfs, macOS asks sysctl, Windows asks the registry, the kernel
+and (for what the kernel has no name for) the CPU itself through CPUID (app.hardware.cpuid).
 py-cpuinfo would do all of this but costs over a second at startup; these reads take milliseconds.
 Feature names are llama.cpp's own (as printed by ``llama_print_system_info``), so the report can
 be compared directly with what a runner build was compiled for.
@@ -14,8 +15,12 @@ import platform
 import struct
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.hardware.report import CpuInfo
+
+if TYPE_CHECKING:
+    from app.hardware.cpuid import Leaves
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +50,7 @@ X86_FLAGS: dict[str, str] = {
 # /proc/cpuinfo ARM "Features" -> llama.cpp feature name.
 ARM_FLAGS: dict[str, str] = {
     "asimd": "NEON",
-    "fphp": "FP16_VA",  # with asimdhp: half-precision vector arithmetic
+    "asimdhp": "FP16_VA",  # half-precision vector arithmetic (fphp is the scalar one)
     "asimddp": "DOTPROD",
     "i8mm": "MATMUL_INT8",
     "sve": "SVE",
@@ -80,16 +85,25 @@ APPLE_X86_WORDS: dict[str, str] = {
     "AVX512VNNI": "AVX512_VNNI",
 }
 
-# Windows IsProcessorFeaturePresent constants -> feature.
-WINDOWS_PF: dict[int, str] = {
+# Windows IsProcessorFeaturePresent constants (winnt.h PF_*) -> feature. On x86 these are only the
+# fallback for when CPUID cannot be run (see app.hardware.cpuid): Windows has no constant for FMA,
+# F16C, AVX-VNNI or the AVX-512 subsets.
+WINDOWS_PF_X86: dict[int, str] = {
     13: "SSE3",
     36: "SSSE3",
     39: "AVX",
     40: "AVX2",
-    41: "AVX512",
+    60: "BMI2",
+    41: "AVX512",  # PF_AVX512F
+}
+WINDOWS_PF_ARM: dict[int, str] = {
     29: "NEON",  # PF_ARM_V8_INSTRUCTIONS_AVAILABLE: ARMv8 always has Advanced SIMD
+    67: "FP16_VA",  # PF_ARM_V82_FP16_INSTRUCTIONS_AVAILABLE
     43: "DOTPROD",  # PF_ARM_V82_DP_INSTRUCTIONS_AVAILABLE
+    66: "MATMUL_INT8",  # PF_ARM_V82_I8MM_INSTRUCTIONS_AVAILABLE
     46: "SVE",  # PF_ARM_SVE_INSTRUCTIONS_AVAILABLE
+    47: "SVE2",  # PF_ARM_SVE2_INSTRUCTIONS_AVAILABLE
+    70: "SME",  # PF_ARM_SME_INSTRUCTIONS_AVAILABLE
 }
 
 # ARM CPU implementer / part numbers (as lscpu knows them) for Linux boxes whose /proc/cpuinfo has
@@ -401,11 +415,14 @@ def _cpu_windows() -> CpuInfo:
     if not physical and buf:
         physical = len(windows_efficiency_classes(buf))
     kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
-    features = [name for pf, name in WINDOWS_PF.items() if kernel32.IsProcessorFeaturePresent(pf)]
-    if "AVX2" in features:
-        # Windows has no flag for these; every CPU with AVX2 (Haswell, Zen and later) has both.
-        features[features.index("AVX2") + 1 : features.index("AVX2") + 1] = ["F16C", "FMA"]
     arch = os.environ.get("PROCESSOR_ARCHITECTURE", platform.machine())
+    cpuid = None
+    if not _is_arm(arch):
+        from app.hardware.cpuid import read_cpuid
+
+        cpuid = read_cpuid()
+    features = windows_features(arch, lambda pf: bool(kernel32.IsProcessorFeaturePresent(pf)),
+                                cpuid)
     return CpuInfo(
         model=model.strip() or platform.processor(),
         arch=arch,
@@ -415,6 +432,34 @@ def _cpu_windows() -> CpuInfo:
         features=features,
         vendor=os.environ.get("PROCESSOR_IDENTIFIER", "").split(",")[-1].strip(),
     )
+
+
+def _is_arm(arch: str) -> bool:
+    return arch.upper() in ("ARM64", "AARCH64")
+
+
+def windows_features(
+    arch: str,
+    is_present: Callable[[int], bool],
+    cpuid: tuple[Leaves, int | None] | None,
+) -> list[str]:
+    """A Windows CPU's features from IsProcessorFeaturePresent (``is_present``) and, on x86, CPUID
+    leaves and XCR0 (``cpuid``; None where the CPUID stubs could not run)."""
+    if _is_arm(arch):
+        features = [name for pf, name in WINDOWS_PF_ARM.items() if is_present(pf)]
+        if "NEON" in features:
+            features.insert(1, "ARM_FMA")  # as on Linux: ARMv8 SIMD has fused multiply-add
+        return features
+    if cpuid is not None:
+        from app.hardware.cpuid import features_from_cpuid
+
+        return features_from_cpuid(*cpuid)
+    features = [name for pf, name in WINDOWS_PF_X86.items() if is_present(pf)]
+    if "AVX2" in features:
+        # No flag for these; every CPU with AVX2 (Haswell, Zen and later) has both.
+        at = features.index("AVX2") + 1
+        features[at:at] = ["F16C", "FMA"]
+    return features
 
 
 def _windows_processor_info() -> bytes | None:

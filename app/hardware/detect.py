@@ -172,10 +172,12 @@ def detect_hardware(
             sources.append(
                 SourceStatus(name, False, f"did not answer within {deadline_s:g} s (driver hung?)")
             )
+            _note_rocm_smi_not_asked(name, sources)
             continue
         if job.error is not None:
             log.warning("hardware source %s failed", name, exc_info=job.error)
             sources.append(SourceStatus(name, False, f"failed: {_describe(job.error)}"))
+            _note_rocm_smi_not_asked(name, sources)
             continue
         found, statuses = job.result
         sources.extend(statuses)
@@ -205,6 +207,13 @@ def detect_hardware(
         collected_at=time.time(),
         elapsed_s=round(time.monotonic() - started, 3),
     )
+
+
+def _note_rocm_smi_not_asked(name: str, sources: list[SourceStatus]) -> None:
+    # rocm-smi runs inside the AMD probe: when that probe is lost, say so rather than leave the
+    # source out of the report (every source the report knows has a line and a reason).
+    if name == "amd":
+        sources.append(SourceStatus("rocm-smi", False, "not asked: AMD detection did not finish"))
 
 
 def combine_vulkan(

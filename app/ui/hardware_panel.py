@@ -1,13 +1,18 @@
 """The Hardware panel: CPU, memory and each GPU with a memory bar, refreshed on demand.
 
 Detection runs through the TaskRunner (it may call drivers and tools that take seconds), never on
-the GUI thread. The detect function is injected so tests can feed recorded machines.
+the GUI thread. The detect function is injected so tests can feed recorded machines. Given a way
+to ask the runner for its devices (``hearth-runner devices``, which imports llama.cpp and may take
+seconds more), the panel first shows what the machine has, then what this runner build can use
+of it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QShowEvent
@@ -23,7 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.hardware.report import GpuInfo, HardwareReport
+from app.hardware.merge import merge_runner_devices
+from app.hardware.report import GpuInfo, HardwareReport, SourceStatus
 from app.services.tasks import TaskRunner
 
 log = logging.getLogger(__name__)
@@ -121,6 +127,7 @@ def _label(text: str, *, muted: bool = False, wrap: bool = True) -> QLabel:
 class HardwarePanel(QWidget):
     """Shows a HardwareReport; `refresh()` gathers a new one off the GUI thread."""
 
+    # Each report the panel shows: the machine's, then (with runner_devices) the merged one.
     report_ready = Signal(object)  # HardwareReport
     failed = Signal(str)
 
@@ -129,10 +136,13 @@ class HardwarePanel(QWidget):
         tasks: TaskRunner,
         detect: Callable[[], HardwareReport],
         parent: QWidget | None = None,
+        *,
+        runner_devices: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(parent)
         self._tasks = tasks
         self._detect = detect
+        self._runner_devices = runner_devices
         self._report: HardwareReport | None = None
         self._busy = False
         self._shown_once = False
@@ -194,19 +204,48 @@ class HardwarePanel(QWidget):
             if self._report is None:
                 self.refresh()
 
-    def _on_report(self, report: object) -> None:
+    def _done(self) -> None:
         self._busy = False
         self.refresh_button.setEnabled(True)
+
+    def _on_report(self, report: object) -> None:
         if not isinstance(report, HardwareReport):
             self._on_error(TypeError(f"detection returned {type(report).__name__}"))
             return
-        self.status.setText(f"Detected in {report.elapsed_s:.2f} s")
+        detected = f"Detected in {report.elapsed_s:.2f} s"
         self.set_report(report)
         self.report_ready.emit(report)
+        ask_runner = self._runner_devices
+        if ask_runner is None:
+            self.status.setText(detected)
+            self._done()
+            return
+        self.status.setText(f"{detected} · asking the runner…")
+
+        def merge() -> HardwareReport:
+            return merge_runner_devices(report, ask_runner())
+
+        self._tasks.run(merge, lambda merged: self._on_merged(merged, detected),
+                        lambda exc: self._on_runner_error(report, exc, detected))
+
+    def _on_merged(self, merged: object, detected: str) -> None:
+        self._done()
+        self.status.setText(detected)
+        if isinstance(merged, HardwareReport):
+            self.set_report(merged)
+            self.report_ready.emit(merged)
+
+    def _on_runner_error(self, report: HardwareReport, exc: Exception, detected: str) -> None:
+        # The machine report stays; the reason the runner could not say is one more source line.
+        self._done()
+        self.status.setText(detected)
+        log.warning("the runner could not list its devices: %s", exc)
+        why = str(exc) or type(exc).__name__
+        self.set_report(dataclasses.replace(
+            report, sources=[*report.sources, SourceStatus("runner", False, why)]))
 
     def _on_error(self, exc: Exception) -> None:
-        self._busy = False
-        self.refresh_button.setEnabled(True)
+        self._done()
         message = f"Hardware detection failed: {exc}"
         log.warning("%s", message)
         self.status.setText("Detection failed")

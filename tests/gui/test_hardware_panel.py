@@ -18,6 +18,7 @@ from app.hardware.report import HardwareReport
 from app.services.tasks import TaskRunner
 from app.ui.hardware_panel import HardwarePanel, MemoryBar
 from tests.fixtures.hardware.make_reports import load_report
+from tests.unit.hardware.fakes import fixture_json
 
 
 @pytest.fixture
@@ -64,6 +65,10 @@ def test_refresh_detects_off_the_gui_thread_and_shows_every_gpu(qtbot: Any, task
     assert "580 MiB used by other apps · 23.4 GiB free of 24.0 GiB" == gpu0.text()
     assert "Xorg (402 MiB), firefox (160 MiB)" in texts(panel)
     assert "10 cores, 20 threads" in texts(panel)
+    [ram] = panel.findChildren(MemoryBar, "ram_bar")
+    report = load_report("2x3090")
+    assert (ram.total, ram.used) == (report.memory.total,
+                                     report.memory.total - report.memory.available)
 
 
 def test_unified_and_estimated_memory_is_labelled(qtbot: Any, tasks: TaskRunner) -> None:
@@ -133,3 +138,44 @@ def test_screenshot_of_two_3090s_renders(qtbot: Any, tasks: TaskRunner, tmp_path
     bar = panel.findChildren(MemoryBar, "gpu_bar")[0]
     pos = bar.mapTo(panel, bar.rect().topLeft())
     assert image.pixelColor(pos.x() + 3, pos.y() + bar.height() // 2) == MemoryBar.USED
+
+
+def test_runner_devices_are_merged_after_the_machine_is_shown(
+    qtbot: Any, tasks: TaskRunner
+) -> None:
+    threads: list[threading.Thread] = []
+
+    def runner_devices() -> dict[str, Any]:
+        threads.append(threading.current_thread())
+        return fixture_json("runner/cpu_only_build.json")
+
+    panel = HardwarePanel(tasks, lambda: load_report("rtx4090_24gb"),
+                          runner_devices=runner_devices)
+    qtbot.addWidget(panel)
+    with qtbot.waitSignals([panel.report_ready, panel.report_ready], timeout=5000):
+        panel.refresh()
+    qtbot.waitUntil(lambda: not panel.busy, timeout=5000)
+    assert threads and threads[0] is not threading.main_thread()
+    assert panel.report is not None and panel.report.runner is not None
+    all_text = texts(panel)
+    assert "Not used by this runner build: NVIDIA GeForce RTX 4090: this runner build has no " \
+           "CUDA support" in all_text
+    # the build lacks AVX-512: only what it can use is listed
+    assert "Instruction sets: SSE3 SSSE3 AVX AVX2 F16C FMA BMI2" in all_text
+    assert "asking the runner" not in panel.status.text()
+
+
+def test_a_runner_that_cannot_answer_leaves_the_machine_report(
+    qtbot: Any, tasks: TaskRunner
+) -> None:
+    def runner_devices() -> dict[str, Any]:
+        raise RuntimeError("llama-cpp-python could not be loaded")
+
+    panel = HardwarePanel(tasks, lambda: load_report("2x3090"), runner_devices=runner_devices)
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.report_ready, timeout=5000):
+        panel.refresh()
+    qtbot.waitUntil(lambda: not panel.busy, timeout=5000)
+    assert panel.refresh_button.isEnabled()
+    assert len(panel.findChildren(MemoryBar, "gpu_bar")) == 2
+    assert "runner: llama-cpp-python could not be loaded" in texts(panel)

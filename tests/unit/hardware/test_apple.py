@@ -87,5 +87,9 @@ def test_broken_metal_falls_back_to_the_estimate() -> None:
 
 def test_working_set_rule_matches_known_macs() -> None:
     assert estimate_working_set(8 * GiB) == 5726633984  # M1/M2 8 GB
+    assert estimate_working_set(16 * GiB) == M2PRO_METAL_WORKING_SET
+    # llama.cpp logs recommendedMaxWorkingSetSize in units of 1e6 bytes:
+    assert estimate_working_set(32 * GiB) == 22906503168  # "22906.50 MB" on 32 GB Macs
+    assert estimate_working_set(36 * GiB) == 28991029248  # "28991.03 MB" on a 36 GB M4 Max: 3/4
     assert estimate_working_set(64 * GiB) == 48 * GiB
     assert estimate_working_set(128 * GiB) == 96 * GiB

@@ -63,3 +63,12 @@ def test_runs_as_a_module() -> None:
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert "cpu" in json.loads(proc.stdout)
+
+
+def test_hearth_hardware_is_the_apps_subcommand(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from app.__main__ import main as hearth
+
+    monkeypatch.setattr(detect, "detect_hardware", lambda: load_report("rx7900xtx"))
+    assert hearth(["hardware", "--json"]) == 0
+    assert HardwareReport.from_json(json.loads(capsys.readouterr().out)) == load_report("rx7900xtx")

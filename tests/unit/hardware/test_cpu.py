@@ -17,8 +17,11 @@ from app.hardware.cpu import (
     detect_cpu,
     parse_cpu_list,
     performance_cores_windows,
+    windows_features,
 )
+from app.hardware.cpuid import features_from_cpuid
 from tests.unit.hardware.fakes import fixture_json, fixture_text, materialize, sysctl_from
+from tests.unit.hardware.test_cpuid import ICE_LAKE_XCR0, ICE_LAKE_XEON
 
 linux_only = pytest.mark.skipif(platform.system() != "Linux", reason="reads /proc/cpuinfo")
 
@@ -146,3 +149,34 @@ def test_windows_homogeneous_has_no_performance_core_count() -> None:
 
 def test_parse_cpu_list() -> None:
     assert parse_cpu_list("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
+
+
+# IsProcessorFeaturePresent answers, as sets of the PF_* numbers that are TRUE on these CPUs
+# (from the features each CPU documents, not a dump).
+# Snapdragon X Elite (Oryon, Armv8.7: dot product, int8 matrix multiply, FP16; no SVE).
+SNAPDRAGON_X_ELITE_PF = {29, 30, 31, 34, 43, 44, 45, 62, 64, 65, 66, 67, 68}
+# Ice Lake-SP under Windows: SSE3, SSSE3, SSE4.1/4.2, AVX, AVX2, AVX512F, BMI2, XSAVE, ...
+ICE_LAKE_PF = {3, 6, 7, 8, 9, 10, 12, 13, 17, 20, 23, 36, 37, 38, 39, 40, 41, 42, 60}
+
+
+def test_windows_on_arm_features() -> None:
+    assert windows_features("ARM64", SNAPDRAGON_X_ELITE_PF.__contains__, None) == [
+        "NEON", "ARM_FMA", "FP16_VA", "DOTPROD", "MATMUL_INT8"]
+
+
+def test_windows_x86_uses_cpuid_for_what_windows_cannot_name() -> None:
+    features = windows_features("AMD64", ICE_LAKE_PF.__contains__,
+                                (ICE_LAKE_XEON, ICE_LAKE_XCR0))
+    assert features == features_from_cpuid(ICE_LAKE_XEON, ICE_LAKE_XCR0)
+    assert "AVX512_VNNI" in features and "AVX512_VBMI" in features
+
+
+def test_windows_x86_without_cpuid_falls_back_to_processor_features() -> None:
+    assert windows_features("AMD64", ICE_LAKE_PF.__contains__, None) == [
+        "SSE3", "SSSE3", "AVX", "AVX2", "F16C", "FMA", "BMI2", "AVX512"]
+
+
+def test_fp16_vector_arithmetic_is_asimdhp_not_fphp(tmp_path: Path) -> None:
+    text = fixture_text("cpuinfo/raspberry_pi5.txt").replace(" asimdhp", "")
+    materialize({"proc/cpuinfo": text}, tmp_path)
+    assert "FP16_VA" not in cpu_from_linux(tmp_path, machine="aarch64").features

@@ -4,20 +4,24 @@ rebuilt through the detectors (which also proves the recorded report files are h
 from __future__ import annotations
 
 import json
+import os
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
 from app.hardware import HardwareReport, detect_hardware
-from app.hardware._subprocess import ToolResult
+from app.hardware._subprocess import ToolResult, run_tool
 from app.hardware.amd import detect_amd
 from app.hardware.apple import detect_apple
 from app.hardware.detect import Probes
 from app.hardware.nvidia import detect_nvidia
 from app.hardware.report import GpuInfo, MemoryInfo, SourceStatus
+from app.hardware.vulkan import detect_vulkan
 from tests.fixtures.hardware.make_reports import load_report
 from tests.unit.hardware.fakes import FakeNvml, FakeTools, fixture_json, fixture_text, materialize
 from tests.unit.hardware.test_apple import FakeMetalDevice, fake_metal
@@ -50,6 +54,38 @@ def test_a_hung_source_costs_the_deadline_not_the_app() -> None:
     status = report.source("nvidia")
     assert not status.present and "did not answer within 0.5 s" in status.reason
     assert report.source("cpu").present
+
+
+def test_a_hung_amd_probe_still_accounts_for_rocm_smi() -> None:
+    release = threading.Event()
+    probes = Probes(amd=lambda: (release.wait(30), ([], []))[1], nvidia=None, apple=None,
+                    vulkan=None)
+    report = detect_hardware(probes, deadline_s=0.3)
+    release.set()
+    assert [s.name for s in report.sources] == ["cpu", "memory", "nvidia", "amd", "rocm-smi",
+                                                "apple", "vulkan"]
+    rocm = report.source("rocm-smi")
+    assert rocm is not None and not rocm.present and "did not finish" in rocm.reason
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for vulkaninfo")
+def test_a_hanging_vulkaninfo_on_path_is_killed_and_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real subprocess path: an executable named vulkaninfo that never answers.
+    tool = tmp_path / "vulkaninfo"
+    tool.write_text("#!/bin/sh\nsleep 30\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    probes = Probes(nvidia=None, amd=None, apple=None,
+                    vulkan=lambda: detect_vulkan(lambda argv: run_tool(argv, timeout=0.5)))
+    start = time.monotonic()
+    report = detect_hardware(probes)
+    assert time.monotonic() - start < 2.5
+    status = report.source("vulkan")
+    assert status is not None and not status.present
+    assert status.reason == "vulkaninfo did not answer within 0.5 s"
+    assert report.gpus == []
 
 
 def test_a_crashing_source_becomes_a_reason() -> None:

@@ -98,3 +98,47 @@ def test_the_tool_really_runs_with_the_cleaned_environment(
     assert _subprocess.bundle_dir() == "/opt/Hearth/_internal"
     result = run_tool(["sh", "-c", 'echo "$LD_LIBRARY_PATH|$LD_LIBRARY_PATH_ORIG"'])
     assert result.ok and result.stdout.strip() == "/usr/lib/user|"
+
+
+class FakeKernel32:
+    """GetDllDirectoryW / SetDllDirectoryW of a frozen app whose bootloader set its bundle."""
+
+    def __init__(self, dll_directory: str) -> None:
+        self.dll_directory = dll_directory
+        self.calls: list[str | None] = []
+
+    def GetDllDirectoryW(self, size: int, buf: object) -> int:
+        buf.value = self.dll_directory  # type: ignore[attr-defined]
+        return len(self.dll_directory)
+
+    def SetDllDirectoryW(self, path: str | None) -> int:
+        self.calls.append(path)
+        self.dll_directory = path or ""
+        return 1
+
+
+@posix_only
+def test_a_frozen_windows_apps_dll_directory_is_cleared_while_a_tool_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kernel32 = FakeKernel32(r"C:\Program Files\Hearth\_internal")
+    monkeypatch.setattr(_subprocess, "_kernel32", lambda: kernel32)
+    seen: list[str] = []
+    real_popen = _subprocess.subprocess.Popen
+
+    def popen(*args: object, **kwargs: object) -> object:
+        seen.append(kernel32.dll_directory)  # what the child would inherit
+        return real_popen(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(_subprocess.subprocess, "Popen", popen)
+    assert run_tool(["sh", "-c", "true"]).ok
+    assert seen == [""]
+    assert kernel32.calls == [None, r"C:\Program Files\Hearth\_internal"]  # and put back
+
+
+def test_no_dll_directory_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel32 = FakeKernel32("")
+    monkeypatch.setattr(_subprocess, "_kernel32", lambda: kernel32)
+    with _subprocess.dll_directory_cleared():
+        pass
+    assert kernel32.calls == []
