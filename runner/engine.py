@@ -290,7 +290,7 @@ class Model:
                 arr[i].token = tok  # type: ignore[assignment]
                 arr[i].bias = bias
             add(chain, llama_cpp.llama_sampler_init_logit_bias(self.n_vocab, len(arr), arr))
-        if s.repeat_penalty != 1.0 or s.presence_penalty or s.frequency_penalty:
+        if _penalised(s):  # second in the chain: penalties_sampler relies on it
             add(chain, llama_cpp.llama_sampler_init_penalties(
                 self.n_vocab, s.repeat_last_n, s.repeat_penalty, s.frequency_penalty,
                 s.presence_penalty))
@@ -313,6 +313,17 @@ class Model:
         seed = s.seed if s.seed >= 0 else int.from_bytes(os.urandom(4), "little")
         add(chain, llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
         return chain
+
+
+    @staticmethod
+    def penalties_sampler(chain: Any, s: Sampling) -> Any:
+        """The penalties sampler inside a chain from ``make_sampler``, or None."""
+        return llama_cpp.llama_sampler_chain_get(chain, 1 if s.logit_bias else 0) \
+            if _penalised(s) else None
+
+
+def _penalised(s: Sampling) -> bool:
+    return s.repeat_penalty != 1.0 or bool(s.presence_penalty) or bool(s.frequency_penalty)
 
 
 class Scheduler:
@@ -439,11 +450,13 @@ class Scheduler:
         slot.held = ""
         slot.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.active_jobs += 1
-        # Penalties look at recent tokens; prime them with the prompt as llama-server does.
-        if job.sampling.repeat_penalty != 1.0 or job.sampling.frequency_penalty or \
-                job.sampling.presence_penalty:
+        # Penalties look at recent tokens; prime them with the prompt as llama-server does. Only
+        # the penalties sampler: a grammar in the chain would be fed the prompt, reject it, and
+        # abort the process with a C++ exception.
+        penalties = m.penalties_sampler(slot.sampler, job.sampling)
+        if penalties is not None:
             for tok in job.prompt[-job.sampling.repeat_last_n:]:
-                llama_cpp.llama_sampler_accept(slot.sampler, tok)
+                llama_cpp.llama_sampler_accept(penalties, tok)
 
     def _step(self) -> None:
         m = self.model

@@ -563,6 +563,15 @@ def _sampling(body: _Sampling, n_vocab: int) -> Any:
         if value is not None:
             setattr(s, name, value)
     s.top_k = min(s.top_k, n_vocab)
+    # Logits must stay finite: a repeat penalty of 0 divides them by zero and a temperature near 0
+    # overflows them, the probabilities become NaN, and a grammar (response_format) then aborts
+    # the whole process on the token drawn from them. A penalty of 0 means "off" here, as 1 does;
+    # temperatures that small are greedy in all but name.
+    if s.repeat_penalty == 0.0:
+        s.repeat_penalty = 1.0
+    s.repeat_penalty = max(s.repeat_penalty, 0.01)
+    if s.temperature < 1e-3:
+        s.temperature = 0.0
     if body.logit_bias:
         bias: dict[int, float] = {}
         for tok, value in body.logit_bias.items():

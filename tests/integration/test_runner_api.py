@@ -220,7 +220,7 @@ def test_completions_streaming(http: httpx2.Client) -> None:
 
 def test_long_prompt_over_several_batches(http: httpx2.Client) -> None:
     """A prompt longer than n_batch (512) is decoded in chunks and still fits the context."""
-    prompt = unique(" ".join([PROMPT] * 40))
+    prompt = unique(" ".join([PROMPT] * 70))
     data = post(http, "/v1/completions", {"prompt": prompt, "max_tokens": 4, "ignore_eos": True})
     assert data["usage"]["prompt_tokens"] > 1200
     assert data["usage"]["completion_tokens"] == 4
@@ -525,8 +525,10 @@ def test_prompt_cache_in_a_chat_conversation(http: httpx2.Client) -> None:
     history += [first["choices"][0]["message"],
                 {"role": "user", "content": "and what is the fire ?"}]
     second = post(http, "/v1/chat/completions", {"messages": history, "max_tokens": 4})
+    # The reply's tokens were decoded into the slot as they were generated (all but the last one
+    # sampled), so they are reused too: only the new user message needs decoding.
     assert second["usage"]["prompt_tokens_details"]["cached_tokens"] >= \
-        first["usage"]["prompt_tokens"] - 1
+        first["usage"]["prompt_tokens"] + first["usage"]["completion_tokens"] - 1
 
 
 # ---- sampling -----------------------------------------------------------------------------------
@@ -640,6 +642,23 @@ def test_penalties_change_a_repetitive_reply(http: httpx2.Client, penalty: dict[
     assert len(set(penalised.split())) > len(set(plain.split()))
 
 
+@pytest.mark.parametrize("extreme", [{"repeat_penalty": 0.0}, {"repeat_penalty": 1e-40},
+                                     {"temperature": 1e-30}])
+def test_extreme_sampling_values_with_a_grammar_do_not_abort(
+        http: httpx2.Client, runner: Runner, extreme: dict[str, float]) -> None:
+    """Found by the fuzzer: a repeat penalty with a grammar aborted the runner (the prompt was fed
+    to the grammar while priming the penalties, and llama.cpp threw a C++ exception). Penalty 0
+    and tiny temperatures would make the logits infinite, with the same end."""
+    body = {"messages": [{"role": "user", "content": unique("json please")},
+                         {"role": "assistant", "content": None}],
+            "response_format": {"type": "json_object"}, "max_tokens": 24, **extreme}
+    for _ in range(3):
+        resp = http.post("/v1/chat/completions", json=body)
+        assert resp.status_code == 200, resp.text
+    assert runner.process.poll() is None
+    assert http.get("/health").status_code == 200
+
+
 def test_completions_prompt_shapes(oai: openai.OpenAI, http: httpx2.Client) -> None:
     """OpenAI's four prompt shapes; several prompts give one choice each, in order."""
     texts = [unique("the fire is"), unique("the world was"), unique("hello model")]
@@ -651,7 +670,7 @@ def test_completions_prompt_shapes(oai: openai.OpenAI, http: httpx2.Client) -> N
     assert [c.text for c in many.choices] == [a.choices[0].text for a in alone]
     assert many.usage.completion_tokens == 15  # type: ignore[union-attr]
     assert many.usage.prompt_tokens == sum(a.usage.prompt_tokens for a in alone)  # type: ignore[union-attr]
-    ids = [1, *(token_id(w) for w in ("the", "fire", "is"))]
+    ids = [1, *(token_id(w) for w in ("the", "of", "is"))]
     by_ids = oai.completions.create(model="m", prompt=ids, max_tokens=5, temperature=0)
     assert by_ids.usage.prompt_tokens == len(ids)  # type: ignore[union-attr]
     two = oai.completions.create(model="m", prompt=[ids[:2], ids], max_tokens=5, temperature=0)
