@@ -102,6 +102,7 @@ class Job:
     stop: tuple[str, ...] = ()
     ignore_eos: bool = False
     cache_prompt: bool = True  # False: decode the whole prompt again (benchmarks, debugging)
+    warm_next_turn: bool = False  # a chat reply: decode the template's turn boundary after it
     logprobs: int | None = None  # None: off (the fast path); n: also the n likeliest tokens
     on_logprob: LogprobSink | None = None
     cancelled: bool = False  # set from any thread; read once per step
@@ -136,6 +137,7 @@ class _Slot:
     tokens: list[int] = field(default_factory=list)  # exactly what this sequence's KV holds
     job: Job | None = None
     pending: list[int] = field(default_factory=list)  # prompt tokens still to decode
+    # (With no job: the next chat turn's boundary, decoded ahead while the slot is idle.)
     sampler: Any = None
     last: int = -1  # token sampled last step, to decode this step
     n_gen: int = 0
@@ -338,6 +340,10 @@ class Scheduler:
         self.last = RequestStats()
         self.total_requests = 0
         self.active_jobs = 0
+        # The tokens a chat template puts between a reply and the next user message (ChatML:
+        # "<|im_end|>\n<|im_start|>user\n"); set by the server. Decoded while the slot is idle,
+        # so the next turn's time to first token pays only for what the user wrote.
+        self.turn_boundary: list[int] = []
         self._stop = False
         n_batch = max(model.settings.batch_size, self.n_slots)
         self._n_batch = n_batch
@@ -389,7 +395,7 @@ class Scheduler:
     def _run(self) -> None:
         waiting: list[Job] = []
         while not self._stop:
-            busy = any(s.job is not None for s in self.slots)
+            busy = any(s.job is not None or s.pending for s in self.slots)
             try:
                 item = self.queue.get(block=not busy and not waiting)
                 while True:
@@ -403,7 +409,7 @@ class Scheduler:
             except queue.Empty:
                 pass
             waiting = self._admit(waiting)
-            if any(s.job is not None for s in self.slots):
+            if any(s.job is not None or s.pending for s in self.slots):
                 try:
                     self._step()
                 except Exception as exc:  # never let one bad step kill the server
@@ -466,6 +472,17 @@ class Scheduler:
         for slot in self.slots:
             job = slot.job
             if job is None:
+                if slot.pending:  # the next turn's boundary: no logits, nobody waits for it
+                    take = slot.pending[: max(0, budget - n - self._generating())]
+                    for j, tok in enumerate(take):
+                        b.token[n] = tok
+                        b.pos[n] = len(slot.tokens) + j
+                        b.n_seq_id[n] = 1
+                        b.seq_id[n][0] = slot.seq
+                        b.logits[n] = 0
+                        n += 1
+                    del slot.pending[: len(take)]
+                    slot.tokens.extend(take)
                 continue
             if job.cancelled:
                 self._finish(slot, "cancelled")
@@ -531,9 +548,9 @@ class Scheduler:
             else:
                 job.on_text(text)
         if job.max_tokens is not None and slot.n_gen >= job.max_tokens:
-            self._finish(slot, "length")
+            self._finish(slot, "length", undecoded=tok)
         elif len(slot.tokens) + 1 >= self.slot_ctx:
-            self._finish(slot, "length")
+            self._finish(slot, "length", undecoded=tok)
         else:
             slot.last = tok
 
@@ -567,7 +584,7 @@ class Scheduler:
                 job.on_text(buf[:cut])
             slot.held = ""
             slot.decoder = None  # nothing after the stop string is sent, not even a byte tail
-            self._finish(slot, "stop")
+            self._finish(slot, "stop", warm=False)  # the reply the client keeps ends early
             return True
         hold = max((overlap(buf, s) for s in job.stop), default=0)
         if len(buf) > hold:
@@ -575,7 +592,9 @@ class Scheduler:
         slot.held = buf[len(buf) - hold:] if hold else ""
         return False
 
-    def _finish(self, slot: _Slot, reason: str) -> None:
+    def _finish(self, slot: _Slot, reason: str, undecoded: int | None = None,
+                warm: bool = True) -> None:
+        """End the slot's job; ``undecoded``: the last sampled token, never decoded (length)."""
         job = slot.job
         if job is None:
             return
@@ -607,11 +626,19 @@ class Scheduler:
             log.info("generation cancelled after %d tokens", slot.n_gen,
                      extra={"event": "cancelled", "tokens": slot.n_gen})
         job.on_done(reason, Usage(len(job.prompt), slot.n_gen, slot.n_cached))
+        if warm and job.warm_next_turn and reason != "cancelled" and self.turn_boundary:
+            ahead = ([] if undecoded is None else [undecoded]) + self.turn_boundary
+            if len(slot.tokens) + len(ahead) < self.slot_ctx:
+                slot.pending = ahead  # if the chat goes on, these tokens are its next prefix
 
     def _fail_all(self, exc: EngineError) -> None:
         for slot in self.slots:
             job = slot.job
             if job is None:
+                if slot.pending or slot.tokens:  # it may have been warming in the failed batch
+                    llama_cpp.llama_memory_seq_rm(self.model.memory, slot.seq, -1, -1)
+                    slot.tokens.clear()
+                    slot.pending = []
                 continue
             llama_cpp.llama_memory_seq_rm(self.model.memory, slot.seq, -1, -1)
             slot.tokens.clear()

@@ -174,6 +174,7 @@ class RunnerState:
         self.add_bos = add_bos != "false"
         self.model = model
         self.scheduler = scheduler
+        scheduler.turn_boundary = turn_boundary(self.formatter, model)
         self.load_seconds = load_seconds
         try:
             from runner.memory import parse_buffer_lines
@@ -647,7 +648,8 @@ async def _generate(state: RunnerState, request: Request, body: _Sampling, token
     job = Job(prompt=tokens, on_text=on_text, on_done=on_done, on_error=on_error,
               max_tokens=max_tokens, sampling=sampling,
               stop=tuple(stops), ignore_eos=body.ignore_eos and grammar is None,
-              cache_prompt=body.cache_prompt, logprobs=logprobs)
+              cache_prompt=body.cache_prompt, logprobs=logprobs,
+              warm_next_turn=chat and body.cache_prompt)
     if logprobs is not None:
         def put_logprob(item: Any) -> None:
             loop.call_soon_threadsafe(put, item)
@@ -790,6 +792,36 @@ async def _sse(get: Callable[[], Awaitable[Any]], job: Any, rid: str, created: i
         # Reached on normal end and when the client disconnects (the task is cancelled):
         # the scheduler sees the flag before its next token and frees the slot.
         job.cancel()
+
+
+def turn_boundary(formatter: Any, model: Any) -> list[int]:
+    """The tokens the chat template puts between an assistant reply and the next user message's
+    text, whatever that text is; [] when the template does not say (or fails to render).
+
+    Two renderings that differ only in the last user message agree up to that message: what
+    they share after the reply is the boundary.
+    """
+    def render(last: str) -> str:
+        messages = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": _REPLY},
+                    {"role": "user", "content": last}]
+        return str(formatter(messages=messages, tools=None, tool_choice=None).prompt)
+
+    try:
+        one, two = render("1"), render("2")
+    except Exception:
+        log.info("no turn boundary: the chat template did not render a plain conversation")
+        return []
+    same = next((i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b),
+                min(len(one), len(two)))
+    shared = one[:same]
+    at = shared.find(_REPLY)
+    if at < 0:
+        return []
+    text = shared[at + len(_REPLY):]
+    return model.tokenize(text, add_bos=False, special=True) if text else []
+
+
+_REPLY = "Hearth reply"
 
 
 def _basename(path: str) -> str:

@@ -50,10 +50,10 @@ TARGET_TTFT_OVERHEAD_MS = 5.0
 N_BANNED = 259
 BASE_PROMPT = ("the world is warm and the fire is light . tell me about the hearth and the "
                "people who made it , how they work and live")
-# Distinct first words of one length, so every repetition's prompt has the same token count.
-FIRST_WORDS = ["alpha", "bravo", "cabin", "delta", "eagle", "fable", "gamma", "hotel", "igloo",
-               "joker", "kayak", "lemon", "mango", "noble", "ocean", "piano", "quilt", "radar",
-               "sugar", "tiger", "umbra", "vivid", "waltz", "xenon", "yacht", "zebra"]
+# Distinct first words that are one token each, so every repetition's prompt has the same length.
+FIRST_WORDS = ["people", "little", "state", "good", "very", "make", "world", "still", "own", "see",
+               "men", "work", "long", "get", "here", "between", "both", "life", "being", "under",
+               "never", "day", "same", "another", "know", "while"]
 
 
 @dataclass
