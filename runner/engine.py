@@ -316,7 +316,6 @@ class Model:
         add(chain, llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
         return chain
 
-
     @staticmethod
     def penalties_sampler(chain: Any, s: Sampling) -> Any:
         """The penalties sampler inside a chain from ``make_sampler``, or None."""
