@@ -472,35 +472,17 @@ class Scheduler:
             job = slot.job
             if job is None:
                 if slot.pending:  # the next turn's boundary: no logits, nobody waits for it
-                    take = slot.pending[: max(0, budget - n - self._generating())]
-                    for j, tok in enumerate(take):
-                        b.token[n] = tok
-                        b.pos[n] = len(slot.tokens) + j
-                        b.n_seq_id[n] = 1
-                        b.seq_id[n][0] = slot.seq
-                        b.logits[n] = 0
-                        n += 1
-                    del slot.pending[: len(take)]
-                    slot.tokens.extend(take)
+                    n = self._put_pending(slot, n, budget)
                 continue
             if job.cancelled:
                 self._finish(slot, "cancelled")
                 continue
             slot.batch_index = -1
             if slot.pending:
-                take = slot.pending[: max(0, budget - n - self._generating())]
-                if not take:
+                start = n
+                n = self._put_pending(slot, n, budget)
+                if n == start:
                     continue
-                pos = len(slot.tokens)
-                for j, tok in enumerate(take):
-                    b.token[n] = tok
-                    b.pos[n] = pos + j
-                    b.n_seq_id[n] = 1
-                    b.seq_id[n][0] = slot.seq
-                    b.logits[n] = 0
-                    n += 1
-                del slot.pending[: len(take)]
-                slot.tokens.extend(take)
                 if not slot.pending:
                     b.logits[n - 1] = 1
                     slot.batch_index = n - 1
@@ -522,6 +504,22 @@ class Scheduler:
         for slot in self.slots:
             if slot.job is not None and slot.batch_index >= 0:
                 self._sample(slot)
+
+    def _put_pending(self, slot: _Slot, n: int, budget: int) -> int:
+        """Put as many of the slot's pending tokens as fit into the batch (without logits) after
+        its first ``n`` entries; returns the new entry count."""
+        b = self._batch
+        take = slot.pending[: max(0, budget - n - self._generating())]
+        pos = len(slot.tokens)
+        for j, tok in enumerate(take):
+            b.token[n + j] = tok
+            b.pos[n + j] = pos + j
+            b.n_seq_id[n + j] = 1
+            b.seq_id[n + j][0] = slot.seq
+            b.logits[n + j] = 0
+        del slot.pending[: len(take)]
+        slot.tokens.extend(take)
+        return n + len(take)
 
     def _generating(self) -> int:
         return sum(1 for s in self.slots if s.job is not None and not s.pending)
