@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import logging
 import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan
+from app.runner_client.command import runner_program
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,12 @@ class Confirmation:
 
 
 def run_probe(args: list[str], timeout: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
-    """Run ``python -m runner probe <args>`` and return its JSON."""
-    cmd = [sys.executable, "-m", "runner", "probe", *args]
+    """Run ``<runner program> probe <args>`` and return its JSON.
+
+    The same program that will serve the model (a frozen build's own runner, ``HEARTH_RUNNER``):
+    a dry run by another llama.cpp build could allocate differently.
+    """
+    cmd = [*runner_program(), "probe", *args]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:

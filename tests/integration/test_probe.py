@@ -146,3 +146,20 @@ def test_parse_buffer_lines_recorded() -> None:
     assert got["CPU"]["weights"] == round(291.81 * mib)
     assert got["CPU"]["compute"] == round(24.01 * mib)
     assert got["CPU"]["output"] == round(0.49 * mib)
+
+
+def test_app_probes_with_the_runner_it_will_serve_with(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's dry run goes through ``HEARTH_RUNNER`` (a frozen build's runner), as serving
+    does: a wrapper around the real runner records that it was the one asked."""
+    from app.planner.confirm import run_probe as app_probe
+
+    marker = tmp_path / "called"
+    wrapper = tmp_path / "hearth-runner"
+    wrapper.write_text(f"#!/bin/sh\necho \"$@\" > {marker}\ncd {ROOT}\n"
+                       f"exec {sys.executable} -m runner \"$@\"\n")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("HEARTH_RUNNER", str(wrapper))
+    out = app_probe(["--model", str(model_path(ModelSpec())), "--ctx-size", "1024"])
+    assert out["n_ctx"] == 1024
+    assert marker.read_text().split()[:1] == ["probe"]

@@ -660,6 +660,25 @@ def test_extreme_sampling_values_with_a_grammar_do_not_abort(
     assert http.get("/health").status_code == 200
 
 
+def test_one_refused_prompt_cancels_the_others(start_runner: StartRunner) -> None:
+    """Several prompts in one request: when one is refused, the others stop generating too
+    rather than holding a slot for thousands of tokens nobody will read. (Each prompt's
+    disconnect watcher sees the finished error response as its client leaving.)"""
+    r = start_runner("--ctx-size", "4096")
+    with r.client() as http:
+        body = {"prompt": [unique(), " ".join([PROMPT] * 600)], "max_tokens": 4000,
+                "ignore_eos": True}
+        resp = http.post("/v1/completions", json=body)
+        assert resp.status_code == 400 and resp.json()["error"]["code"] == "context_length_exceeded"
+        deadline = time.monotonic() + 1.0
+        while http.get("/runner/status").json()["requests"]["active"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        status = http.get("/runner/status").json()
+        assert status["requests"]["active"] == 0
+        assert status["last_request"]["finish_reason"] == "cancelled"
+        assert status["last_request"]["completion_tokens"] < 1000
+
+
 def test_completions_prompt_shapes(oai: openai.OpenAI, http: httpx2.Client) -> None:
     """OpenAI's four prompt shapes; several prompts give one choice each, in order."""
     texts = [unique("the fire is"), unique("the world was"), unique("hello model")]
