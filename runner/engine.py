@@ -425,8 +425,7 @@ class Scheduler:
             if not free:
                 rest.append(job)
                 continue
-            # The free slot sharing the longest prefix keeps the most of its KV cache.
-            slot = max(free, key=lambda s: _common_prefix(s.tokens, job.prompt))
+            slot = max(free, key=lambda s: _slot_value(s.tokens, job.prompt))
             try:
                 self._start(slot, job)
             except EngineError as exc:
@@ -646,6 +645,15 @@ class Scheduler:
             slot.pending = []
             self.active_jobs -= 1
             job.on_error(exc)
+
+
+def _slot_value(cached: list[int], prompt: list[int]) -> int:
+    """How good a free slot is for a prompt: the tokens it reuses minus the cached tokens it
+    throws away. A chat continuing in its own slot scores its whole history; a new chat scores
+    best in an empty slot rather than in one whose long conversation shares only the template's
+    first tokens (which would make that conversation decode its history again next turn)."""
+    keep = _common_prefix(cached, prompt)
+    return keep - (len(cached) - keep)
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

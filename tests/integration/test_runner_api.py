@@ -606,6 +606,24 @@ def test_parallel_slots_serve_two_streams_at_once(start_runner: StartRunner) -> 
     assert times["b"][0] < times["a"][-1] and times["a"][0] < times["b"][-1]
 
 
+def test_a_new_chat_takes_an_empty_slot_not_a_long_conversation(start_runner: StartRunner) -> None:
+    """With free slots, a new chat that shares only the template's first tokens with a cached
+    conversation must not evict it: that conversation's next turn would decode it all again."""
+    r = start_runner("--parallel", "2", "--ctx-size", "4096")
+    with r.client() as http:
+        chat = [{"role": "user", "content": unique(" ".join([PROMPT] * 20))}]
+        first = post(http, "/v1/chat/completions", {"messages": chat, "max_tokens": 16,
+                                                     "ignore_eos": True})
+        chat.append({"role": "assistant", "content": first["choices"][0]["message"]["content"]})
+        other = post(http, "/v1/chat/completions", {
+            "messages": [{"role": "user", "content": unique()}], "max_tokens": 4})
+        assert other["usage"]["prompt_tokens_details"]["cached_tokens"] == 0  # an empty slot
+        chat.append({"role": "user", "content": "and then ?"})
+        second = post(http, "/v1/chat/completions", {"messages": chat, "max_tokens": 4})
+        reused = second["usage"]["prompt_tokens_details"]["cached_tokens"]
+        assert reused >= first["usage"]["prompt_tokens"] + 16
+
+
 @pytest.mark.parametrize("auth", ["bearer {key}", "BEARER {key}", "Bearer  {key}"])
 def test_bearer_scheme_is_case_insensitive(runner: Runner, auth: str) -> None:
     resp = httpx2.get(runner.url + "/v1/models", headers={"Authorization": auth.format(key=runner.key)},
