@@ -7,8 +7,12 @@
    Each turn sends a short user message; the model's reply goes back into the history. Run on two
    shapes: LLAMA8B_SLICE (two layers of Llama 3.1 8B, the shape most people run) and the small
    BENCH model, whose narrow layers make attention over a long history cost more than its matmuls.
+   The baseline, measured in the same run: llama.cpp's own time to decode turn 1's and turn 10's
+   new tokens at their positions (what remains when the cache reuses everything it can), and,
+   with --llama-server, the same conversations against a native llama-server.
 
     .venv/bin/python -m tests.bench.concurrency [--quick] [--only clients|conversation]
+        [--pause S] [--llama-server PATH]
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import secrets
+import socket
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +33,10 @@ import httpx2
 
 from tests.fixtures.models import BENCH, LLAMA8B_SLICE, TINY, model_path
 from tests.integration.conftest import spawn_runner, stop_runner
+
+# A person reads the reply and types the next question: seconds between turns (far less than
+# anyone takes). The runner decodes the turn boundary meanwhile, as it would in a real chat.
+THINK_S = 1.0
 
 
 async def _stream(http: httpx2.AsyncClient, body: dict[str, Any]) -> tuple[float, int, float]:
@@ -62,33 +73,40 @@ async def _clients(url: str, key: str, k: int, tokens: int, tag: str) -> tuple[f
     return total / wall, p95
 
 
-def _conversation(url: str, key: str, turns: int, history_tokens: int, cache: bool,
-                  user_tokens: int = 64) -> list[tuple[float, int, int]]:
-    """(time to first token, prompt tokens, cached tokens) per turn of a chat whose history grows to
-    about ``history_tokens`` tokens by turn ``turns``.
+Turn = tuple[float, int, int]  # (time to first token s, prompt tokens, tokens reused)
+
+
+def _conversation(url: str, key: str, history_tokens: int, cache: bool, index: int,
+                  pause: float, turns: int = 10, user_tokens: int = 64) -> list[Turn]:
+    """One chat whose history grows to about ``history_tokens`` tokens by turn ``turns``.
 
     Shaped like a real chat: each turn the user asks something short (``user_tokens``) and the
     model's streamed reply, several times longer, goes back into the history as the assistant
-    message, exactly as the app sends it.
+    message, exactly as the app sends it. Between turns the user reads and types for ``pause``
+    seconds (a person takes far longer); ``index`` makes each conversation's words its own.
     """
     words = "the warm fire of the hearth and the light that is in it with us".split()
     messages: list[dict[str, str]] = []
-    ttft: list[tuple[float, int, int]] = []
+    out: list[Turn] = []
     with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=None,
                        trust_env=False) as http:
-        # Calibrate: how many tokens this model's vocabulary spends on these words.
-        probe = http.post("/v1/completions", json={"prompt": " ".join(words * 10), "max_tokens": 1})
-        per_word = probe.json()["usage"]["prompt_tokens"] / (len(words) * 10)
+        # Calibrate: how many tokens this model's vocabulary spends on these words. (A new
+        # prompt: it also takes the slot from the last conversation, as "new chat" would.)
+        probe = http.post("/v1/completions", json={
+            "prompt": f"{index} " + " ".join(words * 10), "max_tokens": 1})
+        per_word = probe.json()["usage"]["prompt_tokens"] / (len(words) * 10 + 1)
         n_words = max(1, round(user_tokens / per_word))
         reply_tokens = max(8, history_tokens // turns - user_tokens - _TEMPLATE_TOKENS)
         for turn in range(turns):
-            text = " ".join(words[(turn + j) % len(words)] for j in range(n_words))
+            if turn:
+                time.sleep(pause)
+            text = " ".join(words[(index + turn + j) % len(words)] for j in range(n_words))
             messages.append({"role": "user", "content": f"{text} ?"})
             body = {"messages": messages, "max_tokens": reply_tokens, "ignore_eos": True,
                     "stream": True, "stream_options": {"include_usage": True}, "seed": turn,
                     "cache_prompt": cache}
             t0 = time.perf_counter()
-            first, reply, usage = 0.0, "", {}
+            first, reply, prompt, reused = 0.0, "", 0, 0
             with http.stream("POST", "/v1/chat/completions", json=body) as resp:
                 if resp.status_code != 200:
                     raise SystemExit(f"turn {turn + 1} failed: {resp.read().decode()}")
@@ -97,20 +115,120 @@ def _conversation(url: str, key: str, turns: int, history_tokens: int, cache: bo
                         continue
                     chunk = json.loads(line[6:])
                     if chunk.get("usage"):
-                        usage = chunk["usage"]
+                        prompt = chunk["usage"]["prompt_tokens"]
+                        reused = (chunk["usage"].get("prompt_tokens_details") or {}).get(
+                            "cached_tokens", reused)
+                    if "timings" in chunk:  # llama-server says what it reused here
+                        reused = chunk["timings"].get("cache_n", reused)
                     for choice in chunk["choices"]:
                         piece = choice["delta"].get("content")
                         if piece and not first:
                             first = time.perf_counter() - t0
                         reply += piece or ""
-            ttft.append((first, usage["prompt_tokens"], usage["prompt_tokens_details"]["cached_tokens"]))
+            out.append((first, prompt, reused))
             messages.append({"role": "assistant", "content": reply})
-    return ttft
+    return out
 
 
 # ChatML around one user message and one reply in the test vocabulary (markers are one token
 # each, "user" and "assistant" are spelled letter by letter).
 _TEMPLATE_TOKENS = 24
+# Each turn's figure with a prompt cache is the median over this many conversations: one time
+# to first token is one noisy sample on a shared machine.
+CONVERSATIONS = 5
+
+
+def _conversations(url: str, key: str, history: int, pause: float, cache: bool = True,
+                   count: int = CONVERSATIONS) -> list[Turn]:
+    _conversation(url, key, 256, cache, -1, 0.0, turns=2)  # warm-up: first-use costs
+    runs = [_conversation(url, key, history, cache, i, pause) for i in range(count)]
+    return [(statistics.median(run[t][0] for run in runs), *runs[0][t][1:])
+            for t in range(len(runs[0]))]
+
+
+def llama_floor(model: Path, n_ctx: int, shallow: tuple[int, int], deep: tuple[int, int],
+                reps: int = 7) -> tuple[float, float]:
+    """Seconds llama.cpp itself spends (medians) decoding turn 1's new tokens at turn 1's position
+    and turn 10's at turn 10's: the part of each time to first token no runner can remove.
+
+    ``shallow`` and ``deep`` are (position, new tokens). The model is loaded with the runner's
+    own settings, in one context with two sequences, each in a KV stream of the runner's size:
+    the deep one keeps a history. The two are timed alternately, so the machine's drift falls on
+    both alike.
+    """
+    import random
+
+    import llama_cpp
+
+    from runner.engine import Model
+    from runner.settings import LoadSettings, physical_cores
+
+    threads = physical_cores()
+    # Two sequences, not unified: each gets its own stream of n_ctx cells and attends only to it.
+    settings = LoadSettings(model=str(model), ctx_size=2 * n_ctx, threads=threads,
+                            threads_batch=threads, parallel=2)
+    m = Model.load(settings)
+    batch = llama_cpp.llama_batch_init(settings.batch_size, 0, 1)
+    rnd = random.Random(0)
+
+    def decode(seq: int, pos: int, n: int) -> float:
+        """Decode n tokens of a sequence at pos (the ids do not change the work); seconds."""
+        t0 = time.perf_counter()
+        for start in range(0, n, settings.batch_size):
+            k = min(settings.batch_size, n - start)
+            for j in range(k):
+                batch.token[j] = rnd.randrange(m.n_vocab)
+                batch.pos[j] = pos + start + j
+                batch.n_seq_id[j] = 1
+                batch.seq_id[j][0] = seq
+                batch.logits[j] = int(j == k - 1)
+            batch.n_tokens = k
+            if llama_cpp.llama_decode(m.ctx, batch) != 0:
+                raise SystemExit("llama_decode failed in the baseline measurement")
+        return time.perf_counter() - t0
+
+    try:
+        (p1, n1), (p10, n10) = shallow, deep
+        decode(0, 0, p10)  # the deep sequence's history, once
+        decode(1, 0, p1)
+        times: list[tuple[float, float]] = []
+        for _ in range(reps + 1):  # the first round warms up
+            llama_cpp.llama_memory_seq_rm(m.memory, 1, p1, -1)
+            a = decode(1, p1, n1)
+            llama_cpp.llama_memory_seq_rm(m.memory, 0, p10, -1)
+            times.append((a, decode(0, p10, n10)))
+    finally:
+        llama_cpp.llama_batch_free(batch)
+        m.close()
+    return (statistics.median(a for a, _ in times[1:]),
+            statistics.median(b for _, b in times[1:]))
+
+
+def _llama_server(binary: Path, model: Path, ctx: int) -> tuple[subprocess.Popen[bytes], str, str]:
+    """Start a native llama-server (the reference every competitor ships) on a free port."""
+    from runner.settings import physical_cores
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    key = secrets.token_urlsafe(16)
+    proc = subprocess.Popen(
+        [str(binary), "-m", str(model), "-c", str(ctx), "-np", "1", "-t", str(physical_cores()),
+         "--host", "127.0.0.1", "--port", str(port), "--api-key", key, "--jinja"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"{binary} exited with code {proc.returncode}")
+        try:
+            if httpx2.get(f"{url}/health", timeout=1, trust_env=False).status_code == 200:
+                return proc, url, key
+        except httpx2.HTTPError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise SystemExit(f"{binary} did not become ready in 120 s")
 
 
 def clients_table(model: Path, tokens: int) -> None:
@@ -133,37 +251,64 @@ def clients_table(model: Path, tokens: int) -> None:
         print(f"{k:>8} {tps:>12.1f} {tps / base_tps:>9.2f} {p95 * 1000:>12.1f} {p95 / base_ttft:>9.2f}")
 
 
-def conversation_table(model: Path, history: int) -> None:
-    r = spawn_runner("--ctx-size", str(history * 4 + 1024), model=model)
+def conversation_table(model: Path, history: int, pause: float,
+                       llama_server: Path | None = None) -> float:
+    """Print the per-turn table; returns turn 10's TTFT over turn 1's with the cache."""
+    ctx = history * 4 + 1024
+    r = spawn_runner("--ctx-size", str(ctx), model=model)
     try:
         r.wait_listening()
         r.wait_ready()
         assert r.key is not None
-        _conversation(r.url, r.key, 2, 256, cache=True)  # warm-up: first-use costs out of turn 1
-        # One TTFT is one noisy sample on a shared machine: each turn's figure with the cache is
-        # the median of three conversations (each starts cold: the calibration prompt evicts the
-        # last one from the slot, as "new chat" would).
-        runs = [_conversation(r.url, r.key, 10, history, cache=True) for _ in range(3)]
-        cached = [(statistics.median(run[i][0] for run in runs), *runs[0][i][1:])
-                  for i in range(10)]
-        uncached = _conversation(r.url, r.key, 10, history, cache=False)
+        cached = _conversations(r.url, r.key, history, pause)
+        uncached = _conversation(r.url, r.key, history, False, CONVERSATIONS, pause)
     finally:
         stop_runner(r)
-    print(f"\n2) 10-turn conversation, history growing to ~{history} tokens, {model.name}")
-    print(f"{'turn':>5} {'prompt tok':>11} {'reused':>7} {'new':>5} {'cache ms':>10} {'no cache ms':>12}")
-    for i, ((a, n, hit), (b, _, _)) in enumerate(zip(cached, uncached, strict=True), 1):
-        print(f"{i:>5} {n:>11} {hit:>7} {n - hit:>5} {a * 1000:>10.1f} {b * 1000:>12.1f}")
+    native: list[Turn] = []
+    if llama_server is not None:
+        proc, url, key = _llama_server(llama_server, model, ctx)
+        try:
+            native = _conversations(url, key, history, pause)
+        except httpx2.HTTPError as exc:  # a reference run that fails must not lose ours
+            print(f"llama-server failed ({exc!r}; exit code {proc.poll()}); its column is left out")
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    # llama.cpp's own share: the same new tokens at the same positions as turns 1 and 10.
+    (_, n1, hit1), (_, n10, hit10) = cached[0], cached[-1]
+    f1, f10 = llama_floor(model, ctx, (hit1, n1 - hit1), (hit10, n10 - hit10))
+
+    print(f"\n2) 10-turn conversation, history growing to ~{history} tokens, {model.name}; "
+          f"{pause:g} s between turns; medians of {CONVERSATIONS} conversations with the cache")
+    head = f"{'turn':>5} {'prompt tok':>11} {'reused':>7} {'new':>5} {'cache ms':>10} {'no cache ms':>12}"
+    print(head + (f" {'llama-server ms':>16} {'its reuse':>10}" if native else ""))
+    for i, ((a, n, hit), (b, _, _)) in enumerate(zip(cached, uncached, strict=True)):
+        row = f"{i + 1:>5} {n:>11} {hit:>7} {n - hit:>5} {a * 1000:>10.1f} {b * 1000:>12.1f}"
+        if native:
+            row += f" {native[i][0] * 1000:>16.1f} {native[i][2]:>10}"
+        print(row)
     c = [t for t, _, _ in cached]
     u = [t for t, _, _ in uncached]
-    print(f"turn 10 / turn 1: with cache {c[-1] / c[0]:.2f}x (target <= 1.5x), "
-          f"without {u[-1] / u[0]:.2f}x; median speed-up on turns 2-10: "
+    ratio = c[-1] / c[0]
+    print(f"turn 10 / turn 1: with cache {ratio:.2f}x (target <= 1.5x), without "
+          f"{u[-1] / u[0]:.2f}x; median speed-up on turns 2-10: "
           f"{statistics.median(b / a for a, b in zip(c[1:], u[1:], strict=True)):.1f}x")
+    if native:
+        print(f"llama-server, same conversations: turn 10 / turn 1 {native[-1][0] / native[0][0]:.2f}x")
+    print(f"llama.cpp alone, the same new tokens at the same positions: turn 1 {f1 * 1000:.1f} ms, "
+          f"turn 10 {f10 * 1000:.1f} ms: {f10 / f1:.2f}x. The runner's own time on top: "
+          f"turn 1 {(c[0] - f1) * 1000:+.1f} ms, turn 10 {(c[-1] - f10) * 1000:+.1f} ms")
+    return ratio
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="tiny model, few tokens (sanity check)")
     ap.add_argument("--only", choices=("clients", "conversation"), help="run one part")
+    ap.add_argument("--pause", type=float, default=THINK_S,
+                    help="seconds between a reply and the next question (default %(default)s)")
+    ap.add_argument("--llama-server", type=Path, metavar="PATH",
+                    help="also run the conversation against this native llama-server binary")
     args = ap.parse_args(argv)
     spec = TINY if args.quick else BENCH
     model = model_path(spec)
@@ -171,10 +316,10 @@ def main(argv: list[str]) -> int:
         clients_table(model, 32 if args.quick else 128)
     if args.only != "clients":
         if args.quick:
-            conversation_table(model, 600)
+            conversation_table(model, 600, args.pause, args.llama_server)
         else:
-            conversation_table(model_path(LLAMA8B_SLICE), 3000)
-            conversation_table(model, 3000)
+            conversation_table(model_path(LLAMA8B_SLICE), 3000, args.pause, args.llama_server)
+            conversation_table(model, 3000, args.pause, args.llama_server)
     return 0
 
 
