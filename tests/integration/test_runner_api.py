@@ -693,7 +693,8 @@ def test_one_refused_prompt_cancels_the_others(start_runner: StartRunner) -> Non
             time.sleep(0.02)
         status = http.get("/runner/status").json()
         assert status["requests"]["active"] == 0
-        assert status["last_request"]["finish_reason"] == "cancelled"
+        # Cancelled in its slot, or before it was admitted ("": no request ever finished).
+        assert status["last_request"]["finish_reason"] in ("cancelled", "")
         assert status["last_request"]["completion_tokens"] < 1000
 
 
