@@ -296,7 +296,8 @@ def conversation_table(model: Path, history: int, pause: float,
     if native:
         print(f"llama-server, same conversations: turn 10 / turn 1 {native[-1][0] / native[0][0]:.2f}x")
     print(f"llama.cpp alone, the same new tokens at the same positions: turn 1 {f1 * 1000:.1f} ms, "
-          f"turn 10 {f10 * 1000:.1f} ms: {f10 / f1:.2f}x. The runner's own time on top: "
+          f"turn 10 {f10 * 1000:.1f} ms: {f10 / f1:.2f}x. Runner minus llama.cpp alone (the "
+          f"runner's own time, within this machine's noise): "
           f"turn 1 {(c[0] - f1) * 1000:+.1f} ms, turn 10 {(c[-1] - f10) * 1000:+.1f} ms")
     return ratio
 
