@@ -23,6 +23,7 @@ def main(out: Path = DEFAULT_OUT) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.hardware import detect_hardware
+    from app.hardware.cli import runner_devices
     from app.services.chat_stream import ChatStreamer
     from app.services.runner_process import RunnerProcess
     from app.services.tasks import TaskRunner
@@ -35,7 +36,8 @@ def main(out: Path = DEFAULT_OUT) -> int:
     runner = RunnerProcess(tasks)
     streamer = ChatStreamer()
     window = MainWindow(runner, streamer, tasks, chat_params={"max_tokens": 60, "seed": 3},
-                        hardware_panel=HardwarePanel(tasks, detect_hardware))
+                        hardware_panel=HardwarePanel(tasks, detect_hardware,
+                                                     runner_devices=runner_devices))
     window.resize(900, 600)
     window.show()
 
@@ -62,7 +64,8 @@ def main(out: Path = DEFAULT_OUT) -> int:
     app.processEvents()
     window.tabs.setCurrentIndex(1)  # the Hardware tab, detected off the GUI thread
     panel = window.tabs.widget(1)
-    wait_for(panel.report_ready, 10_000)
+    wait_for(panel.report_ready, 10_000)  # the machine, as detected
+    wait_for(panel.report_ready, 30_000)  # then merged with what the app's runner can use
     app.processEvents()
     ok = window.grab().save(str(out.with_name("hardware.png"))) and ok
     window.close()
