@@ -36,11 +36,23 @@ def main(argv: list[str]) -> int:
         print(f"Hearth needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
         return 1
     command, rest = argv[0], argv[1:]
+    if command == "run" and not qt_libraries_present():
+        return 1
     ensure_venv()
     install(EXTRAS[command])
     if command == "run":
         return subprocess.call([str(PY), "-m", "app", *rest], cwd=ROOT)
     return run_tests(rest)
+
+
+def qt_libraries_present() -> bool:
+    """Check Qt's system libraries before the long install, not after it in Qt's own abort."""
+    # app/qtdeps.py is standard library only and app/__init__.py is empty: importable with this
+    # Python before .venv exists.
+    sys.path.insert(0, str(ROOT))
+    from app import qtdeps
+
+    return qtdeps.check_qt_libraries(sys.stderr)
 
 
 def ensure_venv() -> None:
@@ -81,6 +93,9 @@ def run_tests(extra_args: list[str]) -> int:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     steps = [
         [str(PY), "-m", "ruff", "check", "."],
+        # The layering of docs/architecture.md, as import contracts in pyproject.toml.
+        [str(BIN / "lint-imports"), "--no-cache"],
+        [str(PY), "-m", "mypy"],
         [str(PY), "-m", "pytest", *extra_args],
     ]
     for step in steps:

@@ -1,8 +1,10 @@
 """hearth-runner: serve a GGUF model over an OpenAI-compatible API (also: probe, devices).
 
-Protocol with the app (see DESIGN.md): the API key comes in ``HEARTH_API_KEY`` (never argv,
-which other users can read); exactly one JSON line on stdout once the socket listens; JSON log
-lines on stderr; closing stdin, SIGTERM, or the parent process dying makes it exit.
+Protocol with the app (see docs/architecture.md): the API key comes in ``HEARTH_API_KEY``
+(never argv, which other users can read); exactly one JSON line on stdout once the socket
+listens; JSON log lines on stderr; SIGTERM makes it exit. The app starts it with
+``--watch-stdin``: then closing stdin or the parent process dying makes it exit too. Without the
+flag it runs headless (a service, a container, nohup) with stdin at /dev/null and any parent.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--no-auth", action="store_true",
                        help="serve without an API key (only when HEARTH_API_KEY is unset)")
     serve.add_argument("--verbose", action="store_true", help="include llama.cpp's own log")
+    serve.add_argument("--watch-stdin", action="store_true",
+                       help="exit when standard input closes; the app that spawns the runner "
+                            "sets this")
     sub.add_parser("probe", help="dry-run a load and print the memory it would need",
                    add_help=False)
     sub.add_parser("devices", help="print the devices this runner build can use", add_help=False)
@@ -91,10 +96,11 @@ def serve_main(args: argparse.Namespace) -> int:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(json.dumps({"event": "listening", "url": f"http://{shown}:{port}"}), flush=True)
-    return _serve(sock, settings, key)
+    return _serve(sock, settings, key, watch_stdin=args.watch_stdin)
 
 
-def _serve(sock: socket.socket, settings: LoadSettings, key: str | None) -> int:
+def _serve(sock: socket.socket, settings: LoadSettings, key: str | None,
+           watch_stdin: bool = False) -> int:
     import uvicorn
 
     from runner.server import RunnerState, create_app
@@ -126,9 +132,14 @@ def _serve(sock: socket.socket, settings: LoadSettings, key: str | None) -> int:
 
     threading.Thread(target=_load, args=(state, request_exit, exit_code), name="loader",
                      daemon=True).start()
-    threading.Thread(target=_watch_stdin, args=(request_exit,), name="stdin", daemon=True).start()
-    threading.Thread(target=_watch_parent, args=(request_exit,), name="parent",
-                     daemon=True).start()
+    if watch_stdin:
+        # Only for the app, which holds our stdin open and may die without a word. Headless
+        # (systemd, docker without -i, nohup, cron) stdin is /dev/null, at EOF from the start,
+        # and the parent may be init: watching either would end the runner at once.
+        threading.Thread(target=_watch_stdin, args=(request_exit,), name="stdin",
+                         daemon=True).start()
+        threading.Thread(target=_watch_parent, args=(request_exit,), name="parent",
+                         daemon=True).start()
     try:
         server.run(sockets=[sock])
     finally:

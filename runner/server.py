@@ -365,7 +365,7 @@ async def _embeddings(state: RunnerState, body: EmbeddingRequest) -> JSONRespons
     inputs: list[list[int]] = []
     for i, item in enumerate(raw):
         if isinstance(item, str):
-            tokens = model.tokenize(item, add_bos=state.add_bos, special=False) if item else []
+            tokens = _text_tokens(state, item) if item else []
         else:
             tokens = list(item)
             bad = next((t for t in tokens if not 0 <= t < model.n_vocab), None)
@@ -456,7 +456,7 @@ def _prompt_tokens(state: RunnerState, prompt: str | list[str] | list[int] | lis
     out: list[list[int]] = []
     for i, item in enumerate(items):
         if isinstance(item, str):
-            out.append(model.tokenize(item, add_bos=state.add_bos, special=False))
+            out.append(_text_tokens(state, item))
             continue
         bad = next((t for t in item if not 0 <= t < model.n_vocab), None)
         if bad is not None:
@@ -464,6 +464,17 @@ def _prompt_tokens(state: RunnerState, prompt: str | list[str] | list[int] | lis
                                 f"(0..{model.n_vocab - 1}).")
         out.append(list(item))
     return out
+
+
+def _text_tokens(state: RunnerState, text: str) -> list[int]:
+    """A raw text prompt or embedding input, tokenized as llama-server does (parse_special):
+    ``<|im_start|>`` or ``<start_of_turn>`` written in the text become the control tokens they
+    name, so a prompt in the model's own turn format reaches it as turns, not as characters."""
+    # As in the chat path: a BOS written at the start stands for the one the model adds, not a
+    # second one (llama-server would send two and warn).
+    add_bos = state.add_bos and not (state.bos_text and text.startswith(state.bos_text))
+    tokens: list[int] = state.model.tokenize(text, add_bos=add_bos, special=True)
+    return tokens
 
 
 def _require_generation(state: RunnerState) -> None:

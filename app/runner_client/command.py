@@ -39,5 +39,6 @@ def build_launch(model: str, flags: list[str] | None = None,
     env["HEARTH_API_KEY"] = key
     env.setdefault("PYTHONUNBUFFERED", "1")
     prog, *pre = runner_program()
-    args = [*pre, "serve", "--model", model, "--host", "127.0.0.1", "--port", "0", *(flags or [])]
+    args = [*pre, "serve", "--model", model, "--host", "127.0.0.1", "--port", "0",
+            "--watch-stdin", *(flags or [])]  # exit when the app closes our stdin or dies
     return RunnerLaunch(program=prog, args=args, env=env, key=key)

@@ -1,116 +1,174 @@
 """Streaming a chat reply off the GUI thread.
 
-A worker QObject lives in its own QThread and owns its own httpx client. Deltas leave it as
-queued signals; the view coalesces them on a timer so a fast model cannot flood the event loop.
-Stop sets a flag and closes the response: the runner sees the disconnect and stops generating.
+A worker QObject lives in its own QThread and owns an httpx client per request. Deltas leave it
+as queued signals; the chat session coalesces them on a timer so a fast model cannot flood the
+event loop.
+
+Each request carries its own :class:`~app.jobs.CancelToken`, made on the GUI thread when the
+request is sent: Stop pressed before the worker has even started the request still stops it (a
+shared flag that the worker cleared on start lost such a Stop). Cancelling closes the response,
+and the runner stops generating when the client disconnects.
+
+How a stream ends is typed (:class:`StreamEnded`, :class:`StreamFailure`): "the runner went away"
+is told apart from "the runner answered with an error" by the exception, not by timing.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
-import threading
+from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from app.runner_client import ChatStream, RunnerClient, RunnerError
+from app.jobs import CancelToken
+from app.runner_client import RunnerClient, RunnerError, RunnerUnreachable
 
 log = logging.getLogger(__name__)
 
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One reply to stream: where, with which key, what to send."""
+
+    url: str
+    key: str
+    messages: list[dict[str, Any]]
+    params: dict[str, Any] = field(default_factory=dict)
+    id: int = field(default_factory=lambda: next(_ids))
+    token: CancelToken = field(default_factory=CancelToken, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class StreamDelta:
+    request: int
+    text: str
+
+
+@dataclass(frozen=True)
+class StreamEnded:
+    """The stream ended normally or by Stop: ``reason`` is "stop", "length" or "stopped"."""
+
+    request: int
+    reason: str
+    usage: dict[str, Any] | None = None
+
+
+class FailureKind(Enum):
+    RUNNER_GONE = "runner_gone"  # nothing answers any more: the runner exited or crashed
+    API = "api"  # the runner answered with an error
+    BUG = "bug"  # an unexpected exception in Hearth itself
+
+
+@dataclass(frozen=True)
+class StreamFailure:
+    request: int
+    kind: FailureKind
+    message: str
+
+
+def stream_reply(request: ChatRequest, emit_delta: Any, client_factory: Any = RunnerClient
+                 ) -> StreamEnded | StreamFailure:
+    """Stream one reply, calling ``emit_delta(text)`` per piece; returns how it ended.
+
+    Plain Python, run on the worker thread; the token is checked before connecting, between
+    pieces, and closes the response from the GUI thread when cancelled.
+    """
+    token = request.token
+    if token.cancelled:
+        return StreamEnded(request.id, "stopped")
+    try:
+        with client_factory(request.url, request.key) as client:
+            stream = client.stream_chat(request.messages, **request.params)
+            unregister = token.on_cancel(stream.close)
+            try:
+                for text in stream:
+                    if token.cancelled:
+                        break
+                    emit_delta(text)
+            finally:
+                unregister()
+            if token.cancelled:
+                return StreamEnded(request.id, "stopped")
+            end = stream.end
+            return StreamEnded(request.id, end.finish_reason if end else "stop",
+                               end.usage if end else None)
+    except RunnerError as exc:
+        if token.cancelled:
+            return StreamEnded(request.id, "stopped")
+        kind = FailureKind.RUNNER_GONE if isinstance(exc, RunnerUnreachable) else FailureKind.API
+        return StreamFailure(request.id, kind, str(exc))
+    except Exception as exc:  # a bug, but the chat must survive it
+        log.exception("chat stream failed")
+        return StreamFailure(request.id, FailureKind.BUG, f"The reply failed: {exc}")
+
 
 class _Worker(QObject):
-    delta = Signal(str)
-    done = Signal(str, object)  # finish_reason ("stop", "length", "stopped"), usage dict | None
-    failed = Signal(str)
+    delta = Signal(object)  # StreamDelta
+    ended = Signal(object)  # StreamEnded | StreamFailure
 
-    def __init__(self) -> None:
+    def __init__(self, client_factory: Any) -> None:
         super().__init__()
-        self._stop = threading.Event()
-        self._stream: ChatStream | None = None
-        self._lock = threading.Lock()
+        self._client_factory = client_factory
 
-    @Slot(str, str, list, dict)
-    def run(self, url: str, key: str, messages: list[dict[str, Any]],
-            params: dict[str, Any]) -> None:
-        self._stop.clear()
-        try:
-            with RunnerClient(url, key) as client:
-                stream = client.stream_chat(messages, **params)
-                with self._lock:
-                    self._stream = stream
-                if self._stop.is_set():
-                    stream.close()
-                for text in stream:
-                    if self._stop.is_set():
-                        break
-                    self.delta.emit(text)
-                if self._stop.is_set():
-                    self.done.emit("stopped", None)
-                else:
-                    end = stream.end
-                    self.done.emit(end.finish_reason if end else "stop", end.usage if end else None)
-        except RunnerError as exc:
-            if self._stop.is_set():
-                self.done.emit("stopped", None)
-            else:
-                self.failed.emit(str(exc))
-        except Exception as exc:  # a bug, but the chat must survive it
-            log.exception("chat stream failed")
-            self.failed.emit(f"The reply failed: {exc}")
-        finally:
-            with self._lock:
-                self._stream = None
-
-    def stop(self) -> None:
-        """Called from the GUI thread."""
-        self._stop.set()
-        with self._lock:
-            stream = self._stream
-        if stream is not None:
-            stream.close()
+    @Slot(object)
+    def run(self, request: ChatRequest) -> None:
+        outcome = stream_reply(request, lambda t: self.delta.emit(StreamDelta(request.id, t)),
+                               self._client_factory)
+        self.ended.emit(outcome)
 
 
 class ChatStreamer(QObject):
-    """Owns the worker thread. One reply at a time."""
+    """Owns the worker thread. One reply at a time; signals carry the request's id."""
 
-    delta = Signal(str)
-    done = Signal(str, object)
-    failed = Signal(str)
-    _start = Signal(str, str, list, dict)
+    delta = Signal(object)  # StreamDelta
+    ended = Signal(object)  # StreamEnded | StreamFailure
+    _start = Signal(object)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, *,
+                 client_factory: Any = RunnerClient) -> None:
         super().__init__(parent)
         self._thread = QThread(self)
         self._thread.setObjectName("chat-stream")
-        self._worker = _Worker()
+        self._worker = _Worker(client_factory)
         self._worker.moveToThread(self._thread)
         self._start.connect(self._worker.run)
-        self._worker.delta.connect(self.delta)
-        self._worker.done.connect(self._on_done)
-        self._worker.failed.connect(self._on_failed)
+        # Re-emitted from a slot, not chained signal-to-signal: PySide6 6.12 drops a reference
+        # of a Python payload forwarded by a chained signal across threads (the interpreter
+        # then aborts at exit with "deallocating None").
+        self._worker.delta.connect(self._on_delta)
+        self._worker.ended.connect(self._on_ended)
         self._thread.start()
-        self.busy = False
+        self._current: ChatRequest | None = None
 
-    def send(self, url: str, key: str, messages: list[dict[str, Any]],
-             params: dict[str, Any] | None = None) -> None:
-        if self.busy:
+    @property
+    def busy(self) -> bool:
+        return self._current is not None
+
+    def send(self, request: ChatRequest) -> ChatRequest:
+        if self._current is not None:
             raise RuntimeError("a reply is already streaming")
-        self.busy = True
-        self._start.emit(url, key, messages, dict(params or {}))
+        self._current = request
+        self._start.emit(request)
+        return request
 
     def stop(self) -> None:
-        if self.busy:
-            self._worker.stop()
+        if self._current is not None:
+            self._current.token.cancel()
 
     def shutdown(self) -> None:
-        self._worker.stop()
+        self.stop()
         self._thread.quit()
         self._thread.wait(3000)
 
-    def _on_done(self, reason: str, usage: object) -> None:
-        self.busy = False
-        self.done.emit(reason, usage)
+    def _on_delta(self, delta: StreamDelta) -> None:
+        self.delta.emit(delta)
 
-    def _on_failed(self, message: str) -> None:
-        self.busy = False
-        self.failed.emit(message)
+    def _on_ended(self, outcome: StreamEnded | StreamFailure) -> None:
+        if self._current is not None and self._current.id == outcome.request:
+            self._current = None
+        self.ended.emit(outcome)

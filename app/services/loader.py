@@ -103,6 +103,10 @@ class ModelLoader(QObject):
         return self.phase in (LoadPhase.PLANNING, LoadPhase.LOADING)
 
     @property
+    def planning(self) -> bool:
+        return self.phase == LoadPhase.PLANNING
+
+    @property
     def plan(self) -> LaunchPlan | None:
         """The plan being tried or running (None before the first plan)."""
         return self.ladder.plan if self.ladder is not None else None
@@ -152,6 +156,10 @@ class ModelLoader(QObject):
             self.ladder.cancel()
         if self.phase in (LoadPhase.PLANNING, LoadPhase.LOADING, LoadPhase.READY):
             self.phase = LoadPhase.IDLE
+
+    def shutdown(self) -> None:
+        """The window closes: drop whatever is under way."""
+        self.cancel()
 
     # ---- internals ---------------------------------------------------------------------------
 

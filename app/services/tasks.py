@@ -1,19 +1,32 @@
-"""Run a short pure function off the GUI thread and get its outcome back on the GUI thread.
+"""Run work off the GUI thread and get its outcome back on the GUI thread.
 
-Used for everything that may touch the network, the disk or a subprocess (hardware detection,
-health polls, plans), so the window never freezes. Results arrive through queued signals, which Qt
-delivers in the receiver's thread.
+Two kinds of work, kept apart so a slow one never stalls a quick one:
+
+- ``run``: a short call (a health poll, a search, a save) on a small pool. Give each kind of
+  poll its own :class:`TaskRunner` (its own lane): a 60-second dry run must never sit in front of
+  the load-progress polls.
+- ``start_job``: a long job (a plan with its dry run, soon a download) on a thread of its own,
+  given a :class:`~app.jobs.CancelToken`. Cancelling drops its outcome; the job stops at its next
+  safe point or when the token's callbacks kill what it waits on. Job threads are daemons, so
+  closing the window during a plan exits at once instead of waiting for it.
+
+Results arrive through queued signals, which Qt delivers in the receiver's (GUI) thread.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from app.jobs import CancelledError, CancelToken
+
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class _Relay(QObject):
@@ -21,56 +34,124 @@ class _Relay(QObject):
     failed = Signal(object)
 
 
+class _Outcome(Generic[T]):
+    """Delivers one result on the GUI thread; keeps its relay alive until then."""
+
+    def __init__(self, owner: TaskRunner, on_ok: Callable[[T], None],
+                 on_err: Callable[[Exception], None] | None, what: str,
+                 token: CancelToken | None = None) -> None:
+        self.relay = _Relay()  # created here, so it lives in the caller's (GUI) thread
+        self._owner = owner
+        self._on_ok = on_ok
+        self._on_err = on_err
+        self._what = what
+        self._token = token
+        self.relay.succeeded.connect(self._ok)
+        self.relay.failed.connect(self._err)
+        owner._live.add(self)
+
+    def _ok(self, result: object) -> None:
+        self._owner._live.discard(self)
+        if self._token is not None and self._token.cancelled:
+            return
+        self._on_ok(result)  # type: ignore[arg-type]
+
+    def _err(self, exc: object) -> None:
+        self._owner._live.discard(self)
+        if isinstance(exc, CancelledError) or (self._token is not None and self._token.cancelled):
+            return
+        if self._on_err is not None:
+            self._on_err(exc)  # type: ignore[arg-type]
+        else:
+            log.error("%s failed: %s", self._what, exc)
+
+    def deliver(self, fn: Callable[[], T], expected: tuple[type[BaseException], ...]) -> None:
+        """Run ``fn`` (in a worker thread) and send its outcome to the GUI thread."""
+        try:
+            result = fn()
+        except CancelledError as exc:
+            self.relay.failed.emit(exc)
+        except Exception as exc:  # delivered to the caller, who shows it
+            if isinstance(exc, expected):
+                log.info("%s failed: %s", self._what, exc)
+            else:
+                # Unexpected: the traceback goes to the log file, where a bug report needs it.
+                log.error("%s failed", self._what, exc_info=True)
+            self.relay.failed.emit(exc)
+        else:
+            self.relay.succeeded.emit(result)
+
+
 class _Job(QRunnable):
-    def __init__(self, fn: Callable[[], Any], relay: _Relay) -> None:
+    def __init__(self, fn: Callable[[], Any], outcome: _Outcome[Any],
+                 expected: tuple[type[BaseException], ...]) -> None:
         super().__init__()
         self._fn = fn
-        self._relay = relay
+        self._outcome = outcome
+        self._expected = expected
 
     def run(self) -> None:
-        try:
-            result = self._fn()
-        except Exception as exc:  # delivered to the caller, who shows it
-            log.debug("task failed", exc_info=True)
-            self._relay.failed.emit(exc)
-        else:
-            self._relay.succeeded.emit(result)
+        self._outcome.deliver(self._fn, self._expected)
 
 
 class TaskRunner(QObject):
-    """Owns a thread pool and keeps relays alive until their job reports back."""
+    """Owns a thread pool (one lane of short calls) and the long jobs started through it."""
 
-    def __init__(self, parent: QObject | None = None, max_threads: int = 4) -> None:
+    def __init__(self, parent: QObject | None = None, max_threads: int = 4,
+                 name: str = "tasks") -> None:
         super().__init__(parent)
+        self.name = name
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(max_threads)
-        self._live: set[_Relay] = set()
+        self._live: set[_Outcome[Any]] = set()
+        self._jobs: set[CancelToken] = set()
 
     def run(
         self,
-        fn: Callable[[], Any],
-        on_ok: Callable[[Any], None],
+        fn: Callable[[], T],
+        on_ok: Callable[[T], None],
         on_err: Callable[[Exception], None] | None = None,
+        *,
+        expected: tuple[type[BaseException], ...] = (),
     ) -> None:
-        """Call ``fn()`` in the pool; ``on_ok(result)`` or ``on_err(exc)`` runs on this thread."""
-        relay = _Relay()  # created here, so it lives in the caller's (GUI) thread
-        self._live.add(relay)
+        """Call ``fn()`` in the pool; ``on_ok(result)`` or ``on_err(exc)`` runs on this thread.
 
-        def done_ok(result: object) -> None:
-            self._live.discard(relay)
-            on_ok(result)
+        ``expected``: exception types that are outcomes, not bugs (logged without a traceback).
+        """
+        outcome: _Outcome[T] = _Outcome(self, on_ok, on_err, self.name)
+        self._pool.start(_Job(fn, outcome, expected))
 
-        def done_err(exc: object) -> None:
-            self._live.discard(relay)
-            if on_err is not None:
-                on_err(exc)  # type: ignore[arg-type]
-            else:
-                log.error("background task failed: %s", exc)
+    def start_job(
+        self,
+        fn: Callable[[CancelToken], T],
+        on_ok: Callable[[T], None],
+        on_err: Callable[[Exception], None] | None = None,
+        *,
+        name: str = "job",
+        expected: tuple[type[BaseException], ...] = (),
+    ) -> CancelToken:
+        """Run ``fn(token)`` on a thread of its own; returns the token that cancels it.
 
-        relay.succeeded.connect(done_ok)
-        relay.failed.connect(done_err)
-        self._pool.start(_Job(fn, relay))
+        After ``token.cancel()`` neither callback runs, whatever the job still returns.
+        """
+        token = CancelToken()
+        outcome: _Outcome[T] = _Outcome(self, on_ok, on_err, name, token)
+        self._jobs.add(token)
+
+        def body() -> None:
+            try:
+                outcome.deliver(lambda: fn(token), expected)
+            finally:
+                self._jobs.discard(token)
+
+        threading.Thread(target=body, name=f"{self.name}:{name}", daemon=True).start()
+        return token
+
+    def cancel_jobs(self) -> None:
+        """Cancel every long job still running (the window is closing)."""
+        for token in list(self._jobs):
+            token.cancel()
 
     def wait(self, msecs: int = 5000) -> bool:
-        """Wait for running jobs (used on shutdown and in tests)."""
+        """Wait for the short calls in the pool (used on shutdown and in tests)."""
         return bool(self._pool.waitForDone(msecs))

@@ -1,79 +1,251 @@
-"""The chat transcript: messages rendered from Markdown into a QTextBrowser.
+"""The chat transcript: messages rendered from Markdown into a QTextBrowser, updated in place.
 
-Model output is untrusted: Markdown is rendered with raw HTML disabled, so a reply can format
-text but never inject markup or links that run anything.
+A streamed reply is re-rendered many times a second, so an update touches only the live
+message: finished messages stay in the QTextDocument as they were inserted, and the live one is
+the range from ``_live_start`` to the end of the document, removed and inserted again on each
+update. The cost of an update therefore does not grow with the conversation, the user's
+selection in earlier messages survives, and the scroll position stays where the user put it
+(the view follows the reply only while it is scrolled to the bottom).
+
+Model output never makes the view read a file or the network: app/chat/render.py makes HTML
+without images or resource links, and the document refuses to load any resource anyway (Qt's
+own image handler reads a file named by an ``<img>`` even when ``loadResource`` declines, so
+that handler is replaced too). Links open in the system browser only for http, https and mailto.
 """
 
 from __future__ import annotations
 
-import html
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
-from markdown_it import MarkdownIt
+from PySide6.QtCore import QEvent, QSizeF, QUrl
+from PySide6.QtGui import (
+    QDesktopServices,
+    QPainter,
+    QPalette,
+    QPyTextObject,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from app.library.conversation import Message
+from app.chat.message import Message
+from app.chat.render import (
+    ALLOWED_SCHEMES,
+    MESSAGE_GAP_PX,
+    NAME_GAP_PX,
+    Theme,
+    link_allowed,
+    render_message,
+    render_placeholder,
+)
 
-_md = MarkdownIt("commonmark", {"html": False, "linkify": False})
+log = logging.getLogger(__name__)
 
-_CSS = """
-body { font-size: 14px; }
-.msg { margin: 6px 0 14px 0; }
-.who { font-weight: 600; color: #6b4f2a; margin-bottom: 2px; }
-.user .who { color: #2f5d8a; }
-.note { color: #9a3b2b; font-style: italic; }
-pre { background: #f4f1ec; padding: 6px; }
-code { background: #f4f1ec; }
-"""
+FOLLOW_SLACK_PX = 4  # this close to the bottom counts as "at the bottom": the view follows
+DOCUMENT_MARGIN_PX = 10  # room between the text and the view's edges
 
 
-def render_message(m: Message, streaming: bool = False) -> str:
-    who = {"user": "You", "assistant": "Assistant", "system": "System"}.get(m.role, m.role)
-    if m.role == "user":
-        body = "<p>" + html.escape(m.content).replace("\n", "<br>") + "</p>"
-    else:
-        body = _md.render(m.content) if m.content else ""
-        if streaming:
-            body += "<p>▍</p>"
-    note = f"<p class='note'>{html.escape(m.note)}</p>" if m.note else ""
-    return f"<div class='msg {m.role}'><div class='who'>{who}</div>{body}{note}</div>"
+def theme_for(palette: QPalette) -> Theme:
+    """The transcript's colours for a palette (light or dark)."""
+    role = QPalette.ColorRole
+    return Theme.from_colors(text=palette.color(role.Text).name(),
+                             base=palette.color(role.Base).name(),
+                             link=palette.color(role.Link).name(),
+                             muted=palette.color(role.PlaceholderText).name())
+
+
+def _refused(name: QUrl | str) -> None:
+    log.debug("Refused to load a resource for the chat: %.200s",
+              name if isinstance(name, str) else name.toString())
+
+
+class _SealedDocument(QTextDocument):
+    """A document that loads no resource: no file, no network, whatever the HTML names."""
+
+    def loadResource(self, type: int, name: QUrl | str) -> Any:
+        _refused(name)
+        return None
+
+
+class _NoImages(QPyTextObject):
+    """Stands in for Qt's image handler, which would read the image file from disk."""
+
+    def intrinsicSize(self, doc: QTextDocument, pos: int, format: QTextFormat) -> QSizeF:
+        return QSizeF(0, 0)
+
+    def drawObject(self, painter: QPainter, rect: Any, doc: QTextDocument, pos: int,
+                   format: QTextFormat) -> None:
+        return None
 
 
 class ChatView(QTextBrowser):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    """The transcript of one conversation, with the reply being streamed at its end."""
+
+    def __init__(self, parent: QWidget | None = None,
+                 open_url: Callable[[QUrl], object] | None = None) -> None:
+        """``open_url`` opens a checked link (default: the system browser, QDesktopServices)."""
         super().__init__(parent)
-        self.setOpenExternalLinks(False)
-        self.setOpenLinks(False)
-        self.document().setDefaultStyleSheet(_CSS)
-        self._done_html: list[str] = []  # finished messages, rendered once
-        self._live: Message | None = None
+        self._open_url = open_url
+        self._messages: list[Message] = []  # finished messages, in the document
+        self._live: Message | None = None  # the reply being streamed, at the document's end
+        self._live_start = 0  # where the live part begins (the end of the finished messages)
         self._placeholder = ""
+        self._showing_placeholder = False
+        self._theme = theme_for(self.palette())
+
+        doc = _SealedDocument(self)
+        self.setDocument(doc)
+        doc.setUndoRedoEnabled(False)  # read-only: undo steps would only pile up, one per update
+        doc.setDocumentMargin(DOCUMENT_MARGIN_PX)
+        self._no_images = _NoImages(doc)
+        doc.documentLayout().registerHandler(QTextFormat.ObjectTypes.ImageObject, self._no_images)
+        # The name line's block format, set by hand: insertHtml keeps the current block's format
+        # for the first block it inserts, so the name line's margins in the HTML would be lost.
+        self._name_format = QTextBlockFormat()
+        self._name_format.setTopMargin(MESSAGE_GAP_PX)
+        self._name_format.setBottomMargin(NAME_GAP_PX)
+
+        self.setOpenLinks(False)  # links go through _on_anchor, never through the browser's own
+        self.setOpenExternalLinks(False)
+        self.anchorClicked.connect(self._on_anchor)
+
+    # ---- the API the main window uses ---------------------------------------------------------
 
     def set_placeholder(self, text: str) -> None:
+        """The hint shown while there are no messages."""
         self._placeholder = text
-        self._refresh()
+        if not self._messages and self._live is None:
+            self._rebuild()
 
     def set_messages(self, messages: list[Message]) -> None:
-        self._done_html = [render_message(m) for m in messages]
+        """Show another conversation (its latest messages in view)."""
+        self._messages = list(messages)
         self._live = None
-        self._refresh()
+        self._rebuild()
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
 
     def append_message(self, m: Message) -> None:
-        self._done_html.append(render_message(m))
-        self._refresh()
+        """Add a finished message (before the live reply, if one is streaming)."""
+        self._messages.append(m)
+        if self._showing_placeholder:
+            self._rebuild()
+            return
+        with self._keeping_scroll(), self._edit() as cur:
+            if self._live is not None:
+                self._remove_live(cur)
+            self._insert(cur, render_message(m, self._theme))
+            if self._live is not None:
+                self._insert_live(cur, self._live)
 
     def set_live(self, m: Message | None) -> None:
-        """The reply being streamed (re-rendered on each coalesced update)."""
+        """The reply being streamed, re-rendered on each coalesced update; None removes it."""
+        had_live = self._live is not None
+        if m is None and not had_live:
+            return
         self._live = m
-        self._refresh()
+        if self._showing_placeholder or (m is None and not self._messages):
+            self._rebuild()
+            return
+        with self._keeping_scroll(), self._edit() as cur:
+            if had_live:
+                self._remove_live(cur)
+            if m is not None:
+                self._insert_live(cur, m)
 
-    def _refresh(self) -> None:
+    # ---- more -----------------------------------------------------------------------------------
+
+    def theme(self) -> Theme:
+        """The colours in use (from the palette)."""
+        return self._theme
+
+    def loadResource(self, type: int, name: QUrl | str) -> Any:
+        """Refuse every resource: what the transcript shows comes from model output."""
+        _refused(name)
+        return None
+
+    def changeEvent(self, e: QEvent) -> None:
+        super().changeEvent(e)
+        if e.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange) and \
+                hasattr(self, "_theme"):
+            theme = theme_for(self.palette())
+            if theme != self._theme:
+                self._theme = theme
+                with self._keeping_scroll():
+                    self._rebuild()
+
+    # ---- the document ---------------------------------------------------------------------------
+
+    def _rebuild(self) -> None:
+        """Render everything again (another conversation, another palette)."""
+        doc = self.document()
+        doc.clear()
+        cur = QTextCursor(doc)
+        cur.beginEditBlock()
+        self._showing_placeholder = not self._messages and self._live is None
+        if self._showing_placeholder:
+            if self._placeholder:
+                cur.insertHtml(render_placeholder(self._placeholder, self._theme).rstrip())
+        else:
+            # One insertion into an empty document keeps every block's format from the HTML.
+            cur.insertHtml("".join(render_message(m, self._theme) for m in self._messages).rstrip())
+            if self._live is not None:
+                self._insert_live(cur, self._live)
+        cur.endEditBlock()
+
+    @contextmanager
+    def _edit(self) -> Iterator[QTextCursor]:
+        # One edit block: Qt lays out and signals once, for the changed range only.
+        cur = QTextCursor(self.document())
+        cur.beginEditBlock()
+        try:
+            yield cur
+        finally:
+            cur.endEditBlock()
+
+    def _insert(self, cur: QTextCursor, html: str) -> None:
+        cur.movePosition(QTextCursor.MoveOperation.End)
+        if not self.document().isEmpty():
+            # A clean block, so nothing of the previous message's last block (a code block's
+            # background, a list) carries over; its format is the name line's.
+            cur.insertBlock(self._name_format, QTextCharFormat())
+        cur.insertHtml(html.rstrip())  # a trailing newline would end the last line in a space
+
+    def _insert_live(self, cur: QTextCursor, m: Message) -> None:
+        cur.movePosition(QTextCursor.MoveOperation.End)
+        self._live_start = cur.position()
+        self._insert(cur, render_message(m, self._theme, streaming=True))
+
+    def _remove_live(self, cur: QTextCursor) -> None:
+        # From the end of the finished messages: this takes the block break before the live
+        # part too, and the last finished block keeps its own format.
+        cur.setPosition(self._live_start)
+        cur.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cur.removeSelectedText()
+
+    @contextmanager
+    def _keeping_scroll(self) -> Iterator[None]:
+        """Keep the scroll position the user chose, or follow the end when they are there."""
         bar = self.verticalScrollBar()
-        at_end = bar.value() >= bar.maximum() - 4
-        parts = list(self._done_html)
-        if self._live is not None:
-            parts.append(render_message(self._live, streaming=True))
-        if not parts and self._placeholder:
-            parts.append(f"<p style='color:#888'>{html.escape(self._placeholder)}</p>")
-        self.setHtml("".join(parts))
-        if at_end:
-            bar.setValue(bar.maximum())
+        follow = bar.value() >= bar.maximum() - FOLLOW_SLACK_PX
+        value = bar.value()
+        yield
+        bar.setValue(bar.maximum() if follow else value)
+
+    # ---- links ----------------------------------------------------------------------------------
+
+    def _on_anchor(self, url: QUrl) -> None:
+        text = url.toString()
+        # Checked again here, on Qt's reading of the URL: this is what the browser would get.
+        if url.scheme().lower() in ALLOWED_SCHEMES and link_allowed(text):
+            (self._open_url or QDesktopServices.openUrl)(url)
+        else:
+            log.warning("Refused to open a link from the chat (only http, https and mailto "
+                        "links open): %.200s", text)
+

@@ -1,18 +1,13 @@
 """The Hardware panel: CPU, memory and each GPU with a memory bar, refreshed on demand.
 
-Detection runs through the TaskRunner (it may call drivers and tools that take seconds), never on
-the GUI thread. The detect function is injected so tests can feed recorded machines. Given a way
-to ask the runner for its devices (``hearth-runner devices``, which imports llama.cpp and may take
-seconds more), the panel first shows what the machine has, then what this runner build can use
-of it.
+The report belongs to the hardware service (app/services/hardware.py), which detects off the
+GUI thread; the panel only shows what the service publishes: first what the machine has, then
+what this runner build can use of it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QShowEvent
@@ -28,9 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.hardware.merge import merge_runner_devices
-from app.hardware.report import GpuInfo, HardwareReport, SourceStatus
-from app.services.tasks import TaskRunner
+from app.hardware.report import GpuInfo, HardwareReport
+from app.services.hardware import HardwareService
 
 log = logging.getLogger(__name__)
 
@@ -125,26 +119,15 @@ def _label(text: str, *, muted: bool = False, wrap: bool = True) -> QLabel:
 
 
 class HardwarePanel(QWidget):
-    """Shows a HardwareReport; `refresh()` gathers a new one off the GUI thread."""
+    """Shows the hardware service's report; Refresh asks the service to detect again."""
 
-    # Each report the panel shows: the machine's, then (with runner_devices) the merged one.
+    # Each report the panel shows: the machine's, then (with runner devices) the merged one.
     report_ready = Signal(object)  # HardwareReport
     failed = Signal(str)
 
-    def __init__(
-        self,
-        tasks: TaskRunner,
-        detect: Callable[[], HardwareReport],
-        parent: QWidget | None = None,
-        *,
-        runner_devices: Callable[[], dict[str, Any]] | None = None,
-    ) -> None:
+    def __init__(self, service: HardwareService, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._tasks = tasks
-        self._detect = detect
-        self._runner_devices = runner_devices
-        self._report: HardwareReport | None = None
-        self._busy = False
+        self._service = service
         self._shown_once = False
 
         self.refresh_button = QPushButton("Refresh")
@@ -170,30 +153,30 @@ class HardwarePanel(QWidget):
         layout.addLayout(header)
         layout.addWidget(scroll, 1)
         self._show_placeholder("Press Refresh to detect this computer's hardware.")
+        service.report_changed.connect(self._on_report)
+        service.status_changed.connect(self.status.setText)
+        service.busy_changed.connect(lambda busy: self.refresh_button.setEnabled(not busy))
+        service.failed.connect(self._on_error)
+        if service.report is not None:
+            self._rebuild(service.report)
 
     # -- public --------------------------------------------------------------------------------
 
     @property
     def report(self) -> HardwareReport | None:
-        return self._report
+        return self._service.report
 
     @property
     def busy(self) -> bool:
-        return self._busy
+        return self._service.busy
 
     def refresh(self) -> None:
         """Detect again in the background; the panel updates when the report arrives."""
-        if self._busy:
-            return
-        self._busy = True
-        self.refresh_button.setEnabled(False)
-        self.status.setText("Detecting…")
-        self._tasks.run(self._detect, self._on_report, self._on_error)
+        self._service.refresh()
 
     def set_report(self, report: HardwareReport) -> None:
-        """Show ``report`` (also used for a report merged with the runner's devices)."""
-        self._report = report
-        self._rebuild(report)
+        """Show ``report`` (a recorded machine); it becomes the service's report."""
+        self._service.set_report(report)
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -201,55 +184,15 @@ class HardwarePanel(QWidget):
         super().showEvent(event)
         if not self._shown_once:
             self._shown_once = True
-            if self._report is None:
+            if self._service.report is None:
                 self.refresh()
 
-    def _done(self) -> None:
-        self._busy = False
-        self.refresh_button.setEnabled(True)
-
-    def _on_report(self, report: object) -> None:
-        if not isinstance(report, HardwareReport):
-            self._on_error(TypeError(f"detection returned {type(report).__name__}"))
-            return
-        detected = f"Detected in {report.elapsed_s:.2f} s"
-        self.set_report(report)
+    def _on_report(self, report: HardwareReport) -> None:
+        self._rebuild(report)
         self.report_ready.emit(report)
-        ask_runner = self._runner_devices
-        if ask_runner is None:
-            self.status.setText(detected)
-            self._done()
-            return
-        self.status.setText(f"{detected} · asking the runner…")
 
-        def merge() -> HardwareReport:
-            return merge_runner_devices(report, ask_runner())
-
-        self._tasks.run(merge, lambda merged: self._on_merged(merged, detected),
-                        lambda exc: self._on_runner_error(report, exc, detected))
-
-    def _on_merged(self, merged: object, detected: str) -> None:
-        self._done()
-        self.status.setText(detected)
-        if isinstance(merged, HardwareReport):
-            self.set_report(merged)
-            self.report_ready.emit(merged)
-
-    def _on_runner_error(self, report: HardwareReport, exc: Exception, detected: str) -> None:
-        # The machine report stays; the reason the runner could not say is one more source line.
-        self._done()
-        self.status.setText(detected)
-        log.warning("the runner could not list its devices: %s", exc)
-        why = str(exc) or type(exc).__name__
-        self.set_report(dataclasses.replace(
-            report, sources=[*report.sources, SourceStatus("runner", False, why)]))
-
-    def _on_error(self, exc: Exception) -> None:
-        self._done()
-        message = f"Hardware detection failed: {exc}"
-        log.warning("%s", message)
-        self.status.setText("Detection failed")
-        if self._report is None:
+    def _on_error(self, message: str) -> None:
+        if self._service.report is None:
             self._show_placeholder(message)
         self.status.setToolTip(message)
         self.failed.emit(message)

@@ -1,18 +1,19 @@
 """Hearth's main window: pick a model, load it with a plan, chat with it.
 
-Services come in through the constructor; the window never waits on the runner, the network or
-the disk: it reacts to signals. What a load says (the plan's numbers, its reasons, the fallback
-steps) is worded in app/loading/text.py; the window only places it.
+The window only lays out views and wires them to the services it is given (created in
+app/__main__.py): the runner process, the loader (plans, fallback ladder), the chat session
+(transcript, stream, saving) and the model library. It never waits on the runner, the network or
+the disk: it reacts to signals. What a load says is worded in app/loading/text.py; what a reply
+says when it ends, in app/chat/transcript.py.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import time
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent, QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QComboBox,
@@ -29,22 +30,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.library import recent
-from app.library.conversation import Conversation, Message
+from app.chat.transcript import Transcript
 from app.loading import text as load_text
-from app.planner.plan import LaunchPlan
-from app.services.chat_stream import ChatStreamer
-from app.services.loader import LoadPhase, ModelLoader
-from app.services.runner_process import RunnerProcess, RunnerState
-from app.services.tasks import TaskRunner
+from app.services.chat_session import ChatSession
+from app.services.protocols import LibraryLike, LoaderLike, RunnerLike
+from app.services.runner_process import RunnerState
 from app.ui.chat_view import ChatView
 
 log = logging.getLogger(__name__)
 
 OPEN_ITEM = "Open GGUF file…"
-FLUSH_MS = 40  # coalesce streamed text: at most ~25 repaints a second, however fast the model
-# A stream that failed this shortly before the runner was reported dead failed because of it.
-DEATH_AFTER_STREAM_S = 2.0
 
 
 class _Input(QPlainTextEdit):
@@ -63,31 +58,15 @@ class _Input(QPlainTextEdit):
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, runner: RunnerProcess, streamer: ChatStreamer, tasks: TaskRunner,
-                 runner_flags: list[str] | None = None,
-                 chat_params: dict[str, Any] | None = None,
-                 hardware_panel: QWidget | None = None,
-                 loader: ModelLoader | None = None) -> None:
+    def __init__(self, runner: RunnerLike, loader: LoaderLike, session: ChatSession,
+                 library: LibraryLike, *, hardware_panel: QWidget | None = None,
+                 runner_flags: list[str] | None = None) -> None:
         super().__init__()
         self.runner = runner
-        self.streamer = streamer
-        self.tasks = tasks
-        self.runner_flags = list(runner_flags or [])
-        self.chat_params = dict(chat_params or {})
-        self.conversation = Conversation()
-        # Saves go through one thread, in order: an older snapshot never lands after a newer one.
-        self._saver = TaskRunner(self, max_threads=1)
-        self._live: Message | None = None
-        self._pending = ""
-        if loader is None:
-            # Plans use the Hardware tab's report when it has one; otherwise the loader detects.
-            panel = hardware_panel
-            loader = ModelLoader(runner, tasks, parent=self,
-                                 cached_hardware=lambda: getattr(panel, "report", None))
         self.loader = loader
-        # The reply a stream failure just ended, and when: the runner's death may be reported a
-        # moment after the stream noticed it.
-        self._failed_reply: tuple[Message, float] | None = None
+        self.session = session
+        self.library = library
+        self.runner_flags = list(runner_flags or [])
         self.setWindowTitle("Hearth")
         self.resize(900, 640)
 
@@ -149,7 +128,7 @@ class MainWindow(QMainWindow):
         self.send_btn = QPushButton("Send")
         self.send_btn.clicked.connect(self.send)
         self.stop_btn = QPushButton("Stop")
-        self.stop_btn.clicked.connect(self.streamer.stop)
+        self.stop_btn.clicked.connect(session.stop)
         buttons = QVBoxLayout()
         buttons.addWidget(self.send_btn)
         buttons.addWidget(self.stop_btn)
@@ -173,10 +152,6 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(hardware_panel, "Hardware")
         self.setCentralWidget(self.tabs)
 
-        self._flush_timer = QTimer(self)
-        self._flush_timer.setInterval(FLUSH_MS)
-        self._flush_timer.timeout.connect(self._flush)
-
         runner.state_changed.connect(self._on_runner_state)
         runner.progress.connect(lambda p: self.progress.setValue(int(p * 1000)))
         runner.ready.connect(self._on_ready)
@@ -184,17 +159,23 @@ class MainWindow(QMainWindow):
         loader.retrying.connect(self._on_retrying)
         loader.failed.connect(self._on_load_failed)
         loader.died.connect(self._on_runner_died)
-        streamer.delta.connect(self._on_delta)
-        streamer.done.connect(self._on_done)
-        streamer.failed.connect(self._on_stream_failed)
+        session.message_added.connect(self.chat.append_message)
+        session.live_changed.connect(self.chat.set_live)
+        session.reply_finished.connect(self.chat.append_message)
+        session.busy_changed.connect(lambda _busy: self._update_chat_buttons())
+        session.conversation_changed.connect(self._on_conversation)
+        session.save_failed.connect(
+            lambda text: self._set_status(f"Could not save the conversation: {text}", True))
+        library.recent_changed.connect(self._fill_picker)
 
-        self._fill_picker(recent.load_recent())
+        self._fill_picker(library.recent())
         self.chat.set_placeholder("Pick a GGUF model above and press Load to start chatting.")
         self._on_runner_state(runner.state)
 
     # ---- model picking and loading ----------------------------------------------------------
 
     def _fill_picker(self, paths: list[str], select: str | None = None) -> None:
+        select = select or self.selected_model()
         self.picker.blockSignals(True)
         self.picker.clear()
         for p in paths:
@@ -215,8 +196,8 @@ class MainWindow(QMainWindow):
                 self.picker.setCurrentIndex(0)
 
     def choose_model(self, path: str) -> None:
-        """Put ``path`` at the top of the recent list and select it."""
-        self._fill_picker(recent.add_recent(path), select=path)
+        """Put ``path`` at the top of the model list and select it."""
+        self._fill_picker(self.library.use(path), select=path)
 
     def selected_model(self) -> str | None:
         data = self.picker.currentData()
@@ -232,7 +213,7 @@ class MainWindow(QMainWindow):
                 return
         if not self.loader.load(path, self.runner_flags):
             return
-        self.conversation.model = path
+        self.session.transcript.model = path
         self.restart_btn.hide()
         self._show_plan(None)
         self._set_status(load_text.planning_text(os.path.basename(path)))
@@ -256,7 +237,7 @@ class MainWindow(QMainWindow):
             self.restart_btn.hide()
         self._update_buttons()
 
-    def _on_planned(self, plan: LaunchPlan) -> None:
+    def _on_planned(self, plan: Any) -> None:
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
         self._show_plan(plan)
@@ -273,25 +254,12 @@ class MainWindow(QMainWindow):
         self._update_buttons()
 
     def _on_runner_died(self, message: str) -> None:
+        self.session.runner_died()
         self._set_status(load_text.died_text(message), error=True)
         self.restart_btn.setVisible(self.loader.good_plan is not None)
-        note = "The model runner stopped during this reply. Restart the model to continue; the " \
-               "conversation is kept."
-        if self._live is not None:
-            # The stream fails too, a moment later; say why on the partial reply now, keep it.
-            self._live.note = note
-            self._flush()
-            self.chat.set_live(self._live)
-        elif self._failed_reply is not None and \
-                time.monotonic() - self._failed_reply[1] < DEATH_AFTER_STREAM_S:
-            # The stream noticed first, with a vaguer note ("closed the connection"): say why.
-            self._failed_reply[0].note = note
-            self.chat.set_messages(self.conversation.messages)
-            self._save()
-        self._failed_reply = None
         self._update_buttons()
 
-    def _show_plan(self, plan: LaunchPlan | None) -> None:
+    def _show_plan(self, plan: Any) -> None:
         """The plan's reasons (tooltip and the foldable list) and the fallback steps so far."""
         steps = self.loader.steps if plan is not None else []
         reasons = load_text.reasons_text(plan, steps) if plan is not None else ""
@@ -316,14 +284,13 @@ class MainWindow(QMainWindow):
             self._set_status(text)
         if state == RunnerState.STOPPED:
             self._show_plan(None)
-        if state != RunnerState.READY and self._live is not None and \
-                state in (RunnerState.STOPPING, RunnerState.STOPPED):
-            self.streamer.stop()
+        if state in (RunnerState.STOPPING, RunnerState.STOPPED):
+            self.session.stop()
         self._update_buttons()
 
     def _update_buttons(self) -> None:
         state = self.runner.state
-        planning = self.loader.phase == LoadPhase.PLANNING
+        planning = self.loader.planning
         busy = self.loader.busy or state in (RunnerState.STARTING, RunnerState.LOADING,
                                              RunnerState.STOPPING)
         idle = state in (RunnerState.STOPPED, RunnerState.FAILED)
@@ -348,79 +315,24 @@ class MainWindow(QMainWindow):
     # ---- chatting -----------------------------------------------------------------------
 
     def send(self) -> None:
-        text = self.input.toPlainText().strip()
-        if not text or self.streamer.busy or self.runner.state != RunnerState.READY:
+        if self.runner.state != RunnerState.READY:
             return
-        self.input.clear()
-        self._failed_reply = None
-        user = Message("user", text)
-        self.conversation.messages.append(user)
-        self.chat.append_message(user)
-        self._live = Message("assistant", "")
-        self.conversation.messages.append(self._live)
-        self._save()
-        self.chat.set_live(self._live)
-        self._pending = ""
-        key = self.runner.key or ""
-        self.streamer.send(self.runner.url, key, self.conversation.api_messages(),
-                           self.chat_params)
-        self._flush_timer.start()
-        self._update_chat_buttons()
+        if self.session.send(self.input.toPlainText(), self.runner.url, self.runner.key or ""):
+            self.input.clear()
 
-    def _on_delta(self, text: str) -> None:
-        self._pending += text  # shown by the next flush tick
-
-    def _flush(self) -> None:
-        if self._live is not None and self._pending:
-            self._live.content += self._pending
-            self._pending = ""
-            self.chat.set_live(self._live)
-
-    def _on_done(self, reason: str, _usage: object) -> None:
-        note = {"stopped": "Stopped.", "length": "The reply reached its length limit."}.get(reason)
-        self._finish_reply(note)
-
-    def _on_stream_failed(self, message: str) -> None:
-        live = self._live
-        self._finish_reply(message)
-        self._failed_reply = (live, time.monotonic()) if live is not None else None
-
-    def _finish_reply(self, note: str | None) -> None:
-        self._flush_timer.stop()
-        self._flush()
-        live = self._live
-        self._live = None
-        if live is not None:
-            if note and not live.note:
-                live.note = note
-            self.chat.set_live(None)
-            self.chat.append_message(live)
-            self._save()
-        self._update_chat_buttons()
+    def _on_conversation(self, transcript: Transcript) -> None:
+        self.chat.set_messages(transcript.messages)
 
     def _update_chat_buttons(self) -> None:
-        streaming = self.streamer.busy
+        streaming = self.session.busy
         ready = self.runner.state == RunnerState.READY
         self.send_btn.setEnabled(ready and not streaming)
         self.stop_btn.setEnabled(streaming)
 
-    def _save(self) -> None:
-        conv = self.conversation
-        # Off the GUI thread: the disk may be slow. A snapshot, so later edits don't race it.
-        snapshot = Conversation(conv.id, conv.created, conv.model,
-                                [Message(m.role, m.content, m.note) for m in conv.messages])
-        self._saver.run(snapshot.save, lambda _r: None,
-                       lambda e: self._set_status(f"Could not save the conversation: {e}", True))
-
     # ---- closing ------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self._flush()
-        self.streamer.shutdown()
-        if self._live is not None:
-            self._finish_reply("The window was closed during this reply.")
-        self.loader.cancel()
+        self.session.close()
+        self.loader.shutdown()
         self.runner.stop_and_wait()
-        self.tasks.wait(3000)
-        self._saver.wait(3000)
         super().closeEvent(event)

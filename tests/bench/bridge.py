@@ -258,7 +258,7 @@ class RunnerProcess:
         argv = [sys.executable, "-m", "runner", "serve", "--model", cfg.model,
                 "--ctx-size", str(cfg.n_ctx), "--threads", str(cfg.threads),
                 "--batch-size", str(cfg.n_batch), "--ubatch-size", str(cfg.n_batch),
-                "--flash-attn", cfg.flash_attn, "--n-gpu-layers", "0"]
+                "--flash-attn", cfg.flash_attn, "--n-gpu-layers", "0", "--watch-stdin"]
         self.proc = subprocess.Popen(argv, cwd=REPO, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         assert self.proc.stdout is not None

@@ -16,21 +16,22 @@ def tiny_model() -> str:
 
 
 @pytest.fixture
-def make_window(qtbot: Any) -> Iterator[Any]:
-    from app.services.chat_stream import ChatStreamer
-    from app.services.runner_process import RunnerProcess
-    from app.services.tasks import TaskRunner
-    from app.ui.main_window import MainWindow
+def make_window(qtbot: Any, tmp_path: Any) -> Iterator[Any]:
+    """The real window with the real services, composed as the app composes them (smoke set)."""
+    from PySide6.QtCore import QObject
+
+    from app.__main__ import compose
 
     made: list[Any] = []
 
     def make(chat_params: dict[str, Any] | None = None,
              runner_flags: list[str] | None = None) -> Any:
-        tasks = TaskRunner()
-        runner = RunnerProcess(tasks)
-        streamer = ChatStreamer()
-        window = MainWindow(runner, streamer, tasks, runner_flags=runner_flags,
-                            chat_params=chat_params)
+        parent = QObject()
+        gui = compose(parent, store_path=tmp_path / f"hearth-{len(made)}.sqlite3",
+                      runner_flags=runner_flags, chat_params=chat_params)
+        window = gui.window
+        window.gui = gui  # tests reach the services through it
+        window._parent = parent  # keeps the services alive as long as the window
         qtbot.addWidget(window)
         window.show()
         made.append(window)
@@ -39,7 +40,26 @@ def make_window(qtbot: Any) -> Iterator[Any]:
     yield make
     for window in made:
         window.close()  # stops the runner and the stream thread
+        window.gui.close()
         assert window.runner._proc is None or window.runner.state.value in ("stopped", "stopping")
+
+
+@pytest.fixture
+def fakes(qtbot: Any) -> Iterator[Any]:
+    """The window with in-memory fakes of its services: behaviour tests in milliseconds."""
+    from app.services.chat_session import ChatSession
+    from app.ui.main_window import MainWindow
+    from tests.gui.fakes import make_fakes
+
+    f = make_fakes(["/models/first.gguf"])
+    session = ChatSession(f.streamer, f.store)
+    window = MainWindow(f.runner, f.loader, session, f.library)
+    qtbot.addWidget(window)
+    window.show()
+    f.extra["window"] = window
+    f.extra["session"] = session
+    yield f
+    window.close()
 
 
 def load(qtbot: Any, window: Any, model: str, timeout: int = 30_000) -> None:

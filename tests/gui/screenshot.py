@@ -19,25 +19,16 @@ DEFAULT_OUT = Path(__file__).resolve().parents[2] / "resources" / "screenshots" 
 
 
 def main(out: Path = DEFAULT_OUT) -> int:
-    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtCore import QEventLoop, QObject, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from app.hardware import detect_hardware
-    from app.hardware.cli import runner_devices
-    from app.services.chat_stream import ChatStreamer
-    from app.services.runner_process import RunnerProcess
-    from app.services.tasks import TaskRunner
-    from app.ui.hardware_panel import HardwarePanel
-    from app.ui.main_window import MainWindow
+    from app.__main__ import compose
     from tests.fixtures.models import TINY, model_path
 
     app = QApplication.instance() or QApplication([])
-    tasks = TaskRunner()
-    runner = RunnerProcess(tasks)
-    streamer = ChatStreamer()
-    window = MainWindow(runner, streamer, tasks, chat_params={"max_tokens": 60, "seed": 3},
-                        hardware_panel=HardwarePanel(tasks, detect_hardware,
-                                                     runner_devices=runner_devices))
+    parent = QObject()
+    gui = compose(parent, chat_params={"max_tokens": 60, "seed": 3})
+    window, runner = gui.window, gui.runner
     window.resize(900, 600)
     window.show()
 
@@ -52,7 +43,7 @@ def main(out: Path = DEFAULT_OUT) -> int:
     wait_for(runner.ready)
     window.input.setPlainText("Hello! What can you tell me about running models locally?")
     window.send()
-    wait_for(streamer.done)
+    wait_for(gui.session.reply_finished)
     window.input.setPlainText("And a second question, typed while you read this…")
     app.processEvents()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +60,7 @@ def main(out: Path = DEFAULT_OUT) -> int:
     app.processEvents()
     ok = window.grab().save(str(out.with_name("hardware.png"))) and ok
     window.close()
+    gui.close()
     print(out if ok else "could not save the screenshot")
     return 0 if ok else 1
 

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel
 
 from app.hardware.report import HardwareReport
+from app.services.hardware import HardwareService
 from app.services.tasks import TaskRunner
 from app.ui.hardware_panel import HardwarePanel, MemoryBar
 from tests.fixtures.hardware.make_reports import load_report
@@ -28,8 +29,9 @@ def tasks() -> Any:
     runner.wait(5000)
 
 
-def make_panel(qtbot: Any, tasks: TaskRunner, detect: Any) -> HardwarePanel:
-    panel = HardwarePanel(tasks, detect)
+def make_panel(qtbot: Any, tasks: TaskRunner, detect: Any,
+               runner_devices: Any = None) -> HardwarePanel:
+    panel = HardwarePanel(HardwareService(tasks, detect, runner_devices=runner_devices))
     qtbot.addWidget(panel)
     panel.resize(720, 640)
     return panel
@@ -149,9 +151,7 @@ def test_runner_devices_are_merged_after_the_machine_is_shown(
         threads.append(threading.current_thread())
         return fixture_json("runner/cpu_only_build.json")
 
-    panel = HardwarePanel(tasks, lambda: load_report("rtx4090_24gb"),
-                          runner_devices=runner_devices)
-    qtbot.addWidget(panel)
+    panel = make_panel(qtbot, tasks, lambda: load_report("rtx4090_24gb"), runner_devices)
     with qtbot.waitSignals([panel.report_ready, panel.report_ready], timeout=5000):
         panel.refresh()
     qtbot.waitUntil(lambda: not panel.busy, timeout=5000)
@@ -171,8 +171,7 @@ def test_a_runner_that_cannot_answer_leaves_the_machine_report(
     def runner_devices() -> dict[str, Any]:
         raise RuntimeError("llama-cpp-python could not be loaded")
 
-    panel = HardwarePanel(tasks, lambda: load_report("2x3090"), runner_devices=runner_devices)
-    qtbot.addWidget(panel)
+    panel = make_panel(qtbot, tasks, lambda: load_report("2x3090"), runner_devices)
     with qtbot.waitSignal(panel.report_ready, timeout=5000):
         panel.refresh()
     qtbot.waitUntil(lambda: not panel.busy, timeout=5000)

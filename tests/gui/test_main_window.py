@@ -1,4 +1,7 @@
-"""The main window against the real runner: load, stream a reply, stop it, show errors."""
+"""The smoke set: the main window composed as the app composes it, against the real runner and
+the real store: load, stream a reply, stop it, survive the runner's death.
+
+Behaviour without the runner is tested with fakes in test_window.py."""
 
 from __future__ import annotations
 
@@ -27,15 +30,17 @@ def test_streamed_reply_appears_in_chat_view(qtbot: Any, make_window: Any, tiny_
 
     deltas: list[str] = []
     repaints: list[str] = []
-    window.streamer.delta.connect(deltas.append)
+    ends: list[Any] = []
+    window.gui.streamer.delta.connect(lambda d: deltas.append(d.text))
+    window.gui.streamer.ended.connect(ends.append)
     window.chat.textChanged.connect(lambda: repaints.append(window.chat.toPlainText()))
-    with qtbot.waitSignal(window.streamer.done, timeout=20_000) as done:
+    with qtbot.waitSignal(window.session.reply_finished, timeout=20_000) as done:
         _type_and_send(qtbot, window, "Hello there, Hearth!")
         assert window.stop_btn.isEnabled()  # streaming now
-    assert done.args[0] == "length"
-    reply = window.conversation.messages[-1]
-    assert reply.role == "assistant"
-    assert done.args[1]["completion_tokens"] == 48
+    reply = done.args[0]
+    assert ends[0].reason == "length" and ends[0].usage["completion_tokens"] == 48
+    assert reply.role == "assistant" and reply is window.session.transcript.messages[-1]
+    assert reply.note == "The reply reached its length limit."
     assert len(deltas) >= 24  # streamed piece by piece, not in one lump
     assert reply.content == "".join(deltas)
     text = window.chat.toPlainText()
@@ -45,10 +50,18 @@ def test_streamed_reply_appears_in_chat_view(qtbot: Any, make_window: Any, tiny_
     assert any("▍" in r for r in repaints)
     assert window.send_btn.isEnabled() and not window.stop_btn.isEnabled()
 
-    # The conversation was saved to disk with the reply.
-    saved = window.conversation.path()
-    qtbot.waitUntil(lambda: saved.exists() and reply.content[:5] in saved.read_text("utf-8"),
-                    timeout=5000)
+    # The conversation was saved in the store with the reply.
+    from app.library.conversations import ConversationStore
+
+    def stored() -> list[Any]:
+        conv = window.session.transcript.conversation_id
+        if conv is None:
+            return []
+        return window.gui.store.call(lambda db: ConversationStore(db).get(conv).messages)\
+            .result(5)
+
+    qtbot.waitUntil(lambda: [m.content for m in stored()] == ["Hello there, Hearth!",
+                                                             reply.content], timeout=5000)
 
     image = window.grab()
     assert not image.isNull() and image.width() > 400
@@ -61,14 +74,13 @@ def test_stop_ends_reply_early(qtbot: Any, make_window: Any, tiny_model: str) ->
     # ignore_eos with no max_tokens: it would run until the context (4096) is full.
     window = make_window(chat_params={"ignore_eos": True})
     load(qtbot, window, tiny_model)
-    first = []
-    window.streamer.delta.connect(first.append)
-    with qtbot.waitSignal(window.streamer.done, timeout=20_000) as done:
+    first: list[Any] = []
+    window.gui.streamer.delta.connect(first.append)
+    with qtbot.waitSignal(window.session.reply_finished, timeout=20_000) as done:
         _type_and_send(qtbot, window, "Tell me a long story.")
         qtbot.waitUntil(lambda: len(first) > 0, timeout=10_000)
         qtbot.mouseClick(window.stop_btn, Qt.MouseButton.LeftButton)
-    assert done.args[0] == "stopped"
-    reply = window.conversation.messages[-1]
+    reply = done.args[0]
     assert reply.note == "Stopped."
     assert reply.content  # the partial reply is kept
     with window.runner.client() as client:
@@ -77,10 +89,10 @@ def test_stop_ends_reply_early(qtbot: Any, make_window: Any, tiny_model: str) ->
         status = client.status()
     assert status["last_request"]["completion_tokens"] < 3000
     # The runner is free again: the next message is answered.
-    window.chat_params = {"max_tokens": 4, "ignore_eos": True}
-    with qtbot.waitSignal(window.streamer.done, timeout=20_000) as done2:
+    window.session.params = {"max_tokens": 4, "ignore_eos": True}
+    with qtbot.waitSignal(window.session.reply_finished, timeout=20_000) as done2:
         _type_and_send(qtbot, window, "Shorter, please.")
-    assert done2.args[0] == "length"
+    assert done2.args[0].note == "The reply reached its length limit."
 
 
 def test_bad_model_is_not_started(qtbot: Any, make_window: Any, tmp_path: Path) -> None:
@@ -111,8 +123,8 @@ def test_runner_death_offers_restart_and_keeps_the_conversation(
     load(qtbot, window, tiny_model)
     plan = window.loader.plan
     assert not window.restart_btn.isVisible()
-    got: list[str] = []
-    window.streamer.delta.connect(got.append)
+    got: list[Any] = []
+    window.gui.streamer.delta.connect(got.append)
     _type_and_send(qtbot, window, "Keep talking.")
     qtbot.waitUntil(lambda: len(got) > 3, timeout=10_000)
     psutil.Process(window.runner._proc.processId()).kill()
@@ -123,11 +135,12 @@ def test_runner_death_offers_restart_and_keeps_the_conversation(
     assert time.monotonic() - killed < 1.0
     assert "stopped unexpectedly" in window.status.text() or "exited" in window.status.text()
     assert "Restart" in window.status.text() and "conversation is kept" in window.status.text()
-    qtbot.waitUntil(lambda: not window.streamer.busy, timeout=5000)
-    reply = window.conversation.messages[-1]
+    qtbot.waitUntil(lambda: not window.session.busy, timeout=5000)
+    messages = window.session.transcript.messages
+    reply = messages[-1]
     assert reply.role == "assistant" and reply.content  # the partial reply is kept
     assert reply.note and reply.note in window.chat.toPlainText()
-    assert window.conversation.messages[-2].content == "Keep talking."
+    assert messages[-2].content == "Keep talking."
     partial = reply.content
     assert window.load_btn.isEnabled() and not window.send_btn.isEnabled()
 
@@ -138,10 +151,10 @@ def test_runner_death_offers_restart_and_keeps_the_conversation(
     assert window.loader.plan.settings == plan.settings
     with window.runner.client() as client:
         assert client.status()["settings"]["ctx_size"] == plan.settings.n_ctx
-    assert window.conversation.messages[-1].content == partial
+    assert messages[-1].content == partial
     assert "Keep talking." in window.chat.toPlainText()
-    window.chat_params = {"max_tokens": 3, "ignore_eos": True}
-    with qtbot.waitSignal(window.streamer.done, timeout=20_000):
+    window.session.params = {"max_tokens": 3, "ignore_eos": True}
+    with qtbot.waitSignal(window.session.reply_finished, timeout=20_000):
         _type_and_send(qtbot, window, "Are you back?")
-    assert [m.role for m in window.conversation.messages] == ["user", "assistant"] * 2
-    assert window.conversation.messages[1].content == partial
+    assert [m.role for m in messages] == ["user", "assistant"] * 2
+    assert messages[1].content == partial

@@ -1,7 +1,8 @@
 """Fixtures that start the real runner as a subprocess, the way the app does.
 
 The runner gets its key in the environment, prints one JSON "listening" line on stdout, logs JSON
-lines on stderr and exits when its stdin closes; these helpers hold the pipe open, drain both
+lines on stderr and, started with ``--watch-stdin`` as the app starts it, exits when its stdin
+closes; these helpers pass that flag unless told otherwise, hold the pipe open, drain both
 streams on threads (a full pipe would block the runner) and check the exit on teardown.
 """
 
@@ -133,10 +134,14 @@ def spawn_runner(
     key: str | None = "",
     env: dict[str, str] | None = None,
     command: str = "serve",
+    stdin: int = subprocess.PIPE,
+    watch_stdin: bool = True,
 ) -> Runner:
-    """Start ``python -m runner serve --model <model> <args>``; do not wait for anything.
+    """Start ``python -m runner serve --model <model> [--watch-stdin] <args>``; do not wait.
 
-    ``key=""`` makes a random key; ``key=None`` leaves HEARTH_API_KEY unset.
+    ``key=""`` makes a random key; ``key=None`` leaves HEARTH_API_KEY unset. ``watch_stdin=False``
+    and ``stdin=subprocess.DEVNULL`` start it headless, as a service would: then only a signal
+    stops it.
     """
     if key == "":
         key = secrets.token_urlsafe(24)
@@ -147,8 +152,10 @@ def spawn_runner(
     argv = [sys.executable, "-m", "runner", command]
     if model is not None or command == "serve":
         argv += ["--model", str(model if model is not None else model_path(TINY))]
+    if command == "serve" and watch_stdin:
+        argv.append("--watch-stdin")  # as the app starts it: closing stdin stops it
     argv += list(args)
-    proc = subprocess.Popen(argv, cwd=REPO, env=full_env, stdin=subprocess.PIPE,
+    proc = subprocess.Popen(argv, cwd=REPO, env=full_env, stdin=stdin,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     runner = Runner(process=proc, key=key)
 

@@ -1,8 +1,9 @@
 """The runner process as the app sees it: what it prints, how it loads, fails and exits.
 
-The protocol (DESIGN.md): one JSON "listening" line on stdout; JSON log lines on stderr; /health
-reports load progress; closing stdin, SIGTERM or the parent dying ends it quickly; a failed load
-exits non-zero with a last log line that names the file and the reason.
+The protocol (docs/architecture.md): one JSON "listening" line on stdout; JSON log lines on
+stderr; /health reports load progress; SIGTERM, and with ``--watch-stdin`` (the app sets it)
+closing stdin or the parent dying, ends it quickly; a failed load exits non-zero with a last log
+line that names the file and the reason. Headless starts: test_runner_headless.py.
 """
 
 from __future__ import annotations
@@ -202,7 +203,8 @@ def test_no_runner_left_when_parent_is_killed(tmp_path: Path, stdin: str) -> Non
     script.write_text(textwrap.dedent(f"""
         import subprocess, sys
         child = subprocess.Popen(
-            [sys.executable, "-m", "runner", "serve", "--model", {str(model_path(TINY))!r}],
+            [sys.executable, "-m", "runner", "serve", "--model", {str(model_path(TINY))!r},
+             "--watch-stdin"],
             stdin={"subprocess.PIPE" if stdin == "own-pipe" else "None"},
             stderr=subprocess.DEVNULL)
         print(child.pid, flush=True)

@@ -5,12 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from pathlib import Path
 
 import pytest
 
-from app.library import recent
-from app.library.conversation import Conversation, Message
 from app.runner_client.command import build_launch
 from runner.logs import JsonFormatter
 from runner.settings import LoadSettings, add_load_flags, settings_from_args
@@ -51,35 +48,6 @@ def test_settings_flags_named_like_llama_server() -> None:
 def test_settings_reject_bad_values(bad: list[str]) -> None:
     with pytest.raises(SystemExit):
         _parse(*bad)
-
-
-def test_recent_models_newest_first_and_survive_damage(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HEARTH_HOME", str(tmp_path))
-    assert recent.load_recent() == []
-    recent.add_recent("/a.gguf")
-    recent.add_recent("/b.gguf")
-    assert recent.add_recent("/a.gguf") == ["/a.gguf", "/b.gguf"]
-    for i in range(20):
-        recent.add_recent(f"/m{i}.gguf")
-    assert len(recent.load_recent()) == recent.MAX_RECENT
-    (tmp_path / "config" / "recent_models.json").write_text("{not json")
-    assert recent.load_recent() == []
-
-
-def test_conversation_round_trip_keeps_partial_replies(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HEARTH_HOME", str(tmp_path))
-    conv = Conversation(model="m.gguf")
-    conv.messages += [Message("user", "hi"), Message("assistant", "partial", note="Stopped."),
-                      Message("user", "again"), Message("assistant", "")]
-    conv.save()
-    back = Conversation.load(conv.path())
-    assert back == conv
-    # Failed (empty) replies are not sent back to the model; partial ones are.
-    assert back.api_messages() == [{"role": "user", "content": "hi"},
-                                   {"role": "assistant", "content": "partial"},
-                                   {"role": "user", "content": "again"}]
 
 
 def test_json_log_lines_carry_extras() -> None:

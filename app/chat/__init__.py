@@ -1,0 +1,1 @@
+"""Conversations as data: messages and the transcript state machine (no Qt)."""

@@ -1,0 +1,295 @@
+"""Chat messages as HTML for Qt's rich-text engine (no Qt).
+
+Model output is untrusted text. Rendering it must never make the app read a file or reach the
+network, so the HTML made here holds nothing that names a resource:
+
+- raw HTML in the Markdown is shown as text (markdown-it's ``html`` option is off);
+- images are shown as ``[image: alt]`` text, never as ``<img>`` (Qt's rich-text engine loads an
+  image's source straight from disk, whatever the widget's ``loadResource`` says);
+- links stay links only for http, https and mailto; any other target (file:, javascript:,
+  data:, relative paths) is shown as its plain text;
+- fenced code is coloured by Pygments with inline styles (no stylesheet to fetch).
+
+Qt's rich text understands only a subset of HTML 4 and CSS 2, so every colour comes inline from
+a :class:`Theme`, which the view builds from its palette: the transcript stays readable in light
+and dark themes.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from app.chat.message import Message
+
+ALLOWED_SCHEMES = frozenset({"http", "https", "mailto"})
+CURSOR_MARK = "▍"  # shown at the end of a reply while it streams
+MESSAGE_GAP_PX = 14  # space above each message's name line
+NAME_GAP_PX = 2  # space between a name and its message
+
+# Pygments styles whose colours read well on a code background close to the view's own.
+LIGHT_CODE_STYLE = "default"
+DARK_CODE_STYLE = "github-dark"
+
+_NAMES = {"user": "You", "assistant": "Assistant", "system": "System"}
+_HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
+_MIN_LINK_CONTRAST = 80  # luma difference between a link and the base it is read on
+
+
+@dataclass(frozen=True)
+class Theme:
+    """The colours of the transcript, as ``#rrggbb`` strings."""
+
+    text: str
+    base: str  # the view's background
+    link: str
+    user: str  # the "You" name line
+    assistant: str  # the "Assistant" name line
+    note: str  # "Stopped.", "The model runner stopped…"
+    muted: str  # the placeholder
+    code_bg: str  # behind code blocks and inline code
+    border: str  # table rules
+    dark: bool  # picks the Pygments style
+
+    @classmethod
+    def from_colors(cls, text: str, base: str, link: str, muted: str) -> Theme:
+        """A theme derived from the four colours every palette has (text, base, link, muted).
+
+        The rest is mixed from them rather than fixed, so it keeps its contrast on any base.
+        """
+        dark = _luma(base) < _luma(text)
+        if abs(_luma(link) - _luma(base)) < _MIN_LINK_CONTRAST:
+            # Some palettes keep a dark blue link in a dark theme: pull it towards the text.
+            link = mix(link, text, 0.6)
+        return cls(
+            text=text, base=base, link=link, muted=muted,
+            user=link,
+            assistant=mix(text, "#c08030", 0.45),  # a warm name, as light as the text around it
+            note=mix(text, "#d04a3a", 0.6),
+            code_bg=mix(base, text, 0.14 if dark else 0.06),
+            border=mix(base, text, 0.3),
+            dark=dark,
+        )
+
+
+def mix(a: str, b: str, t: float) -> str:
+    """``a`` moved a fraction ``t`` of the way towards ``b`` (both ``#rrggbb``)."""
+    if not (_HEX.match(a) and _HEX.match(b)):
+        raise ValueError(f"Colours must be #rrggbb, not {a!r} and {b!r}.")
+    ca = [int(a[i:i + 2], 16) for i in (1, 3, 5)]
+    cb = [int(b[i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(ca, cb, strict=True))
+
+
+def _luma(color: str) -> float:
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+LIGHT = Theme.from_colors(text="#1f1f1f", base="#ffffff", link="#1a5fb4", muted="#7a7a7a")
+DARK = Theme.from_colors(text="#e6e6e6", base="#1e1e1e", link="#78aeed", muted="#8f8f8f")
+
+
+def link_allowed(url: str) -> bool:
+    """Whether a link from model output may be shown as a link (and opened in the browser)."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # e.g. "http://[::1" — a malformed host
+        return False
+    scheme = parts.scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        return False
+    return bool(parts.path) if scheme == "mailto" else bool(parts.netloc)
+
+
+def escape_text(text: str) -> str:
+    """Plain text as HTML that shows exactly that text, line breaks kept."""
+    return html.escape(text, quote=False).replace("\r\n", "\n").replace("\n", "<br>")
+
+
+# ---- Markdown ----------------------------------------------------------------------------------
+
+
+class _Parser(MarkdownIt):
+    def validateLink(self, url: str) -> bool:
+        # Accept every target at parse time so that a refused link or image still renders as
+        # its text, not as its Markdown source: the render rules decide what becomes a link.
+        return True
+
+
+def _make_parser() -> MarkdownIt:
+    # CommonMark plus the two extensions models use all the time; raw HTML stays text.
+    md = _Parser("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    md.add_render_rule("image", _render_image)
+    md.add_render_rule("link_open", _render_link_open)
+    md.add_render_rule("link_close", _render_link_close)
+    md.add_render_rule("fence", _render_fence)
+    md.add_render_rule("code_block", _render_fence)
+    md.add_render_rule("code_inline", _render_code_inline)
+    md.add_render_rule("table_open", _render_table_open)
+    md.add_render_rule("th_open", _render_cell_open)
+    md.add_render_rule("td_open", _render_cell_open)
+    md.add_render_rule("blockquote_open", _render_blockquote_open)
+    return md
+
+
+def _theme(env: Any) -> Theme:
+    theme = env.get("theme") if isinstance(env, dict) else None
+    return theme if isinstance(theme, Theme) else LIGHT
+
+
+def _render_image(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    alt = self.renderInlineAsText(tokens[idx].children, options, env).strip()
+    return escape_text(f"[image: {alt}]" if alt else "[image]")
+
+
+def _render_link_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    href = str(token.attrGet("href") or "")
+    allowed = link_allowed(href)
+    # link_close has no href: remember this decision for it (links do not nest in CommonMark).
+    env.setdefault("links", []).append(allowed)
+    if not allowed:
+        return ""
+    url = html.escape(href, quote=True)
+    # The title shows the real target on hover: the text of a link may claim another.
+    return f'<a href="{url}" title="{url}" style="color:{_theme(env).link}">'
+
+
+def _render_link_close(self: Any, tokens: Sequence[Token], idx: int, options: Any,
+                       env: Any) -> str:
+    stack = env.get("links") or [False]
+    return "</a>" if stack.pop() else ""
+
+
+def _render_fence(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    theme = _theme(env)
+    lang = token.info.strip().split(maxsplit=1)[0] if token.info.strip() else ""
+    code = token.content[:-1] if token.content.endswith("\n") else token.content
+    # A <pre> block, not a one-cell table (which would give it padding): every table is a frame,
+    # and Qt walks all of a document's frames on each change, so a transcript of many code
+    # blocks would make each streamed update slower. pre-wrap: a long line wraps instead of
+    # widening the whole transcript.
+    return (f'<pre style="background-color:{theme.code_bg}; color:{theme.text}; '
+            f'white-space:pre-wrap">{highlight_code(code, lang, theme.dark)}</pre>\n')
+
+
+def _render_code_inline(self: Any, tokens: Sequence[Token], idx: int, options: Any,
+                        env: Any) -> str:
+    code = html.escape(tokens[idx].content, quote=False)
+    return f'<code style="background-color:{_theme(env).code_bg}">{code}</code>'
+
+
+def _render_table_open(self: Any, tokens: Sequence[Token], idx: int, options: Any,
+                       env: Any) -> str:
+    # Qt draws no cell rules unless asked, and bevelled ones unless told "solid"; collapse
+    # gives single lines.
+    return (f'<table border="1" cellspacing="0" cellpadding="4" style="border-collapse:collapse; '
+            f'border-style:solid; border-color:{_theme(env).border}; margin-top:6px; '
+            f'margin-bottom:6px">\n')
+
+
+def _render_cell_open(self: Any, tokens: Sequence[Token], idx: int, options: Any,
+                      env: Any) -> str:
+    token = tokens[idx]
+    style = str(token.attrGet("style") or "")  # "text-align:right" from the delimiter row
+    align = {"text-align:left": "left", "text-align:center": "center",
+             "text-align:right": "right"}.get(style, "")
+    attrs = f' align="{align}"' if align else ""
+    return f"<{token.tag}{attrs} style=\"border-color:{_theme(env).border}\">"
+
+
+def _render_blockquote_open(self: Any, tokens: Sequence[Token], idx: int, options: Any,
+                            env: Any) -> str:
+    return f'<blockquote style="color:{_theme(env).muted}">\n'
+
+
+_md = _make_parser()
+
+
+@lru_cache(maxsize=64)
+def _lexer(lang: str) -> Lexer | None:
+    try:
+        return get_lexer_by_name(lang, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+@lru_cache(maxsize=2)
+def _formatter(dark: bool) -> HtmlFormatter[str]:
+    return HtmlFormatter(noclasses=True, nowrap=True,
+                         style=DARK_CODE_STYLE if dark else LIGHT_CODE_STYLE)
+
+
+@lru_cache(maxsize=256)
+def highlight_code(code: str, lang: str, dark: bool) -> str:
+    """Code as HTML spans with inline colours; escaped plain text for an unknown language.
+
+    No language is guessed: guessing is slow, often wrong, and runs on every streamed update.
+    Results are kept: a streaming reply is rendered again on every update, and its finished
+    code blocks do not change (Pygments takes tens of milliseconds for a few hundred lines).
+    """
+    lexer = _lexer(lang.lower()) if lang else None
+    if lexer is None:
+        return html.escape(code, quote=False)
+    return highlight(code, lexer, _formatter(dark)).removesuffix("\n")
+
+
+def render_markdown(text: str, theme: Theme = LIGHT) -> str:
+    """Markdown from a model as safe HTML for Qt (see the module's notes)."""
+    return _md.render(text, {"theme": theme})
+
+
+# ---- Messages ----------------------------------------------------------------------------------
+
+
+def render_name(role: str, theme: Theme = LIGHT) -> str:
+    """The name line above a message ("You", "Assistant")."""
+    who = _NAMES.get(role, role)
+    color = theme.user if role == "user" else theme.assistant
+    return (f'<p style="margin-top:{MESSAGE_GAP_PX}px; margin-bottom:{NAME_GAP_PX}px">'
+            f'<span style="font-weight:600; color:{color}">{escape_text(who)}</span></p>\n')
+
+
+def render_message(m: Message, theme: Theme = LIGHT, streaming: bool = False) -> str:
+    """One message as HTML: its name line, its text, its note.
+
+    A user's message is shown as typed (escaped, line breaks kept); others are Markdown. While
+    ``streaming``, the reply ends with :data:`CURSOR_MARK`.
+    """
+    if m.role == "user":
+        body = f"<p>{escape_text(m.content)}</p>\n" if m.content else ""
+    else:
+        body = render_markdown(m.content, theme) if m.content else ""
+    if streaming:
+        body = _with_cursor(body)
+    note = (f'<p style="color:{theme.note}; font-style:italic">{escape_text(m.note)}</p>\n'
+            if m.note else "")
+    return render_name(m.role, theme) + body + note
+
+
+def _with_cursor(body: str) -> str:
+    # Inside the last paragraph when there is one, so the mark sits after the last word.
+    if body.endswith("</p>\n"):
+        return body[:-5] + CURSOR_MARK + "</p>\n"
+    return body + f"<p>{CURSOR_MARK}</p>\n"
+
+
+def render_placeholder(text: str, theme: Theme = LIGHT) -> str:
+    """The hint shown while there are no messages."""
+    return f'<p style="color:{theme.muted}">{escape_text(text)}</p>\n'

@@ -1,0 +1,134 @@
+"""The transcript of one conversation as a state machine (no Qt).
+
+A reply goes through: ``begin_reply`` (the user's message and an empty assistant message, the
+*live* one) → ``append`` (streamed text) → ``finish`` with a typed :class:`ReplyEnd`. Whatever
+ends a reply (the model's stop, the length limit, the user's Stop, the runner dying, the window
+closing), the partial reply is kept and says why it ended: Hearth never loses a conversation.
+
+What the model is sent is separate from what is stored: :meth:`Transcript.api_messages` leaves
+out failed empty replies and, given a budget, drops the oldest turns (never the stored ones).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from app.chat.message import Message
+
+
+class ReplyEnd(Enum):
+    """Why a reply ended."""
+
+    FINISHED = "stop"  # the model ended it
+    LENGTH = "length"  # max_tokens or the context ran out
+    STOPPED = "stopped"  # the user pressed Stop
+    RUNNER_DIED = "runner_died"  # the runner process went away during the reply
+    FAILED = "failed"  # the runner answered with an error
+    CLOSED = "closed"  # the window was closed during the reply
+
+
+RUNNER_DIED_NOTE = ("The model runner stopped during this reply. Restart the model to continue; "
+                    "the conversation is kept.")
+
+_NOTES = {
+    ReplyEnd.FINISHED: "",
+    ReplyEnd.LENGTH: "The reply reached its length limit.",
+    ReplyEnd.STOPPED: "Stopped.",
+    ReplyEnd.RUNNER_DIED: RUNNER_DIED_NOTE,
+    ReplyEnd.CLOSED: "The window was closed during this reply.",
+}
+
+
+def end_note(end: ReplyEnd, detail: str = "") -> str:
+    """The note shown under a reply that ended this way (``detail``: the error's sentence)."""
+    if end is ReplyEnd.FAILED:
+        return detail or "The reply failed."
+    return _NOTES[end]
+
+
+class TranscriptError(Exception):
+    """A transcript operation in the wrong state (a bug in the caller, not the user's doing)."""
+
+
+@dataclass
+class Transcript:
+    """The messages of one conversation and the reply being streamed, if any."""
+
+    messages: list[Message] = field(default_factory=list)
+    live: Message | None = None
+    conversation_id: int | None = None
+    model: str = ""
+
+    @property
+    def replying(self) -> bool:
+        return self.live is not None
+
+    def begin_reply(self, text: str) -> tuple[Message, Message]:
+        """Add the user's message and an empty live reply; returns both."""
+        if self.live is not None:
+            raise TranscriptError("a reply is already streaming")
+        user = Message("user", text)
+        live = Message("assistant", "")
+        self.messages += [user, live]
+        self.live = live
+        return user, live
+
+    def append(self, text: str) -> Message | None:
+        """Streamed text for the live reply; None when no reply is live (a late delta)."""
+        if self.live is None:
+            return None
+        self.live.content += text
+        return self.live
+
+    def finish(self, end: ReplyEnd, detail: str = "") -> Message | None:
+        """End the live reply; it keeps its text and says why it ended. None if none was live."""
+        live = self.live
+        if live is None:
+            return None
+        self.live = None
+        note = end_note(end, detail)
+        if note and not live.note:
+            live.note = note
+        return live
+
+    def api_messages(self, system: str = "", budget: int | None = None,
+                     count: Callable[[str], int] | None = None) -> tuple[list[dict[str, Any]], int]:
+        """What the model is sent, and how many of the oldest messages were left out.
+
+        Failed empty replies are left out. With ``budget`` (tokens), the oldest turns are dropped
+        until the rest fits; the newest user message is always sent. The stored conversation is
+        never changed.
+        """
+        chosen = [m for m in self.messages
+                  if m is not self.live and (m.content or m.role != "assistant")]
+        kept, dropped = trim_to_budget(chosen, budget, count or estimate_tokens)
+        out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+        out += [{"role": m.role, "content": m.content} for m in kept]
+        return out, dropped
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap upper-side estimate (about 3.5 characters a token in English, plus the turn's
+    own template tokens); the runner's real count replaces it where known."""
+    return len(text) * 2 // 7 + 4
+
+
+def trim_to_budget(messages: Sequence[Message], budget: int | None,
+                   count: Callable[[str], int]) -> tuple[list[Message], int]:
+    """Drop the oldest messages until the rest fits ``budget``; keeps at least the last one."""
+    items = list(messages)
+    if budget is None:
+        return items, 0
+    sizes = [count(m.content) for m in items]
+    total = sum(sizes)
+    start = 0
+    while total > budget and start < len(items) - 1:
+        total -= sizes[start]
+        start += 1
+    # A reply is never sent without the question it answers: start on a user message.
+    while start < len(items) - 1 and items[start].role == "assistant":
+        start += 1
+    return items[start:], start

@@ -1,0 +1,70 @@
+"""Whole-file writes that a crash or a full disk can never leave half done (no Qt).
+
+Every JSON cache shares this one recipe: write a uniquely named temporary file in the target's own
+folder (so the final rename never crosses file systems), flush it to the disk, then
+``os.replace`` it over the target. Readers see the old file or the new one, never a mix. Two
+writers of the same file no longer trip over one fixed ``.tmp`` name: the last rename wins.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
+    """Replace ``path`` with ``data`` (text is written as UTF-8), all at once or not at all.
+
+    The parent folder is created if needed. On any failure the temporary file is removed, the
+    previous content of ``path`` is untouched, and the ``OSError`` propagates as the system
+    reported it (for example ``errno.ENOSPC`` when the disk is full). The new file is readable by
+    the user only (``tempfile.mkstemp``'s 0600): these files belong to one person.
+    """
+    target = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            # Without this a power cut after the rename can leave an empty file behind it.
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    _sync_folder(target.parent)
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, indent: int | None = 1) -> None:
+    """Serialize ``obj`` as JSON (UTF-8, non-ASCII kept) and :func:`write_atomic` it.
+
+    Serializing happens before any file is touched, so an object JSON cannot represent (``TypeError``)
+    or a circular one (``ValueError``) leaves nothing behind. Python's defaults otherwise, as the
+    caches wrote before: NaN and infinities are written as ``NaN``/``Infinity``, which ``json``
+    reads back.
+    """
+    text = json.dumps(obj, ensure_ascii=False, indent=indent)
+    write_atomic(path, text)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable (POSIX); best effort, as some systems refuse it."""
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,102 @@
+"""Typed storage errors, kept apart from bugs (no Qt).
+
+SQLite reports a full disk, a file held by another program and a damaged file through the same
+exception classes as a typo in SQL. Only the first kind is something a user can act on, so only
+those (recognized by SQLite's result code, not by the message text) become :class:`StorageError`
+subclasses whose ``str()`` says what happened and what to do. Everything else (wrong SQL, wrong
+parameter types, a broken constraint, a connection used from the wrong thread) is a bug and
+propagates unchanged.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+# SQLite primary result codes (https://sqlite.org/rescode.html); extended codes carry the
+# primary one in their low byte.
+SQLITE_PERM = 3
+SQLITE_BUSY = 5
+SQLITE_LOCKED = 6
+SQLITE_NOMEM = 7
+SQLITE_READONLY = 8
+SQLITE_IOERR = 10
+SQLITE_CORRUPT = 11
+SQLITE_FULL = 13
+SQLITE_CANTOPEN = 14
+SQLITE_PROTOCOL = 15
+SQLITE_NOLFS = 22
+SQLITE_NOTADB = 26
+
+
+class StorageError(Exception):
+    """Hearth could not read or write its data; ``str()`` is the sentence to show."""
+
+    def __init__(self, message: str, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class StorageFullError(StorageError):
+    """The disk (or the database's size limit) is full."""
+
+
+class StorageBusyError(StorageError):
+    """Another connection held the database longer than the busy timeout."""
+
+
+class StorageCorruptError(StorageError):
+    """The file is not a SQLite database, or a damaged one; nothing was written to it."""
+
+
+class StorageTooNewError(StorageError):
+    """The database was written by a newer Hearth; it was left exactly as it was."""
+
+
+def too_new(path: Path, found: int, known: int) -> StorageTooNewError:
+    """The refusal to open a database whose schema is newer than this Hearth understands."""
+    return StorageTooNewError(
+        f"The library at {path} was written by a newer version of Hearth (schema version {found}; "
+        f"this version understands up to {known}). Update Hearth to open it; nothing in it was "
+        f"changed.", path)
+
+
+def translate(exc: sqlite3.Error, path: Path, action: str) -> StorageError | None:
+    """The typed error for an environmental SQLite failure, or None when ``exc`` is a bug.
+
+    ``action`` completes "Hearth could not …", e.g. "save the reply".
+    """
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(code, int):
+        return None  # raised by Python's sqlite3 module itself: misuse, not the disk
+    primary = code & 0xFF
+    detail = str(exc)  # SQLite's own words, e.g. "file is not a database"
+    if primary == SQLITE_FULL:
+        return StorageFullError(
+            f"The disk is full: Hearth could not {action}. Free some space; nothing already saved "
+            f"is lost.", path)
+    if primary in (SQLITE_BUSY, SQLITE_LOCKED):
+        return StorageBusyError(
+            f"Hearth could not {action}: the library file {path} is in use by another program "
+            f"(perhaps a second Hearth). Close the other program and try again; nothing already "
+            f"saved is lost.", path)
+    if primary in (SQLITE_CORRUPT, SQLITE_NOTADB):
+        return StorageCorruptError(
+            f"Hearth could not {action}: the library file {path} is damaged or is not a Hearth "
+            f"database ({detail}). Quit Hearth and move the file "
+            f"(with any {path.name}-wal and {path.name}-shm beside it) to another folder to start "
+            f"with an empty library, or restore it from a backup.", path)
+    if primary in (SQLITE_READONLY, SQLITE_PERM):
+        return StorageError(
+            f"Hearth could not {action}: the library file {path} cannot be written ({detail}). "
+            f"Check that the disk is not read-only and that you may write to that folder.", path)
+    if primary in (SQLITE_CANTOPEN, SQLITE_NOLFS):
+        return StorageError(
+            f"Hearth could not {action}: the library file {path} cannot be opened ({detail}). Check "
+            f"that the folder exists and that you may write to it.", path)
+    if primary in (SQLITE_IOERR, SQLITE_PROTOCOL, SQLITE_NOMEM):
+        return StorageError(
+            f"Hearth could not {action}: reading or writing the library file {path} failed "
+            f"({detail}). Check that the disk is connected and healthy, then try again; nothing "
+            f"already saved is lost.", path)
+    return None

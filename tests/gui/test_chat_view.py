@@ -1,0 +1,410 @@
+"""The chat view: streaming updates in place, scroll kept, nothing loaded, links checked, themes."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QPoint, Qt, QUrl
+from PySide6.QtGui import QColor, QDesktopServices, QPalette, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QApplication
+
+from app.chat.message import Message
+from app.chat.render import CURSOR_MARK
+from app.ui.chat_view import ChatView
+
+ROOT = Path(__file__).resolve().parents[2]
+
+REPLY = """Here is how to read a file, with a **context manager**:
+
+```python
+def read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+```
+
+1. Pass an `encoding`.
+2. See the [Python docs](https://docs.python.org/3/library/pathlib.html).
+
+| Method | Streams |
+|:-------|--------:|
+| `open()` | yes |
+"""
+
+
+def conversation(n: int) -> list[Message]:
+    return [Message("user" if i % 2 == 0 else "assistant",
+                    f"Question {i}?" if i % 2 == 0 else f"Answer {i}.\n\n{REPLY}")
+            for i in range(n)]
+
+
+def make_view(qtbot: Any, **kwargs: Any) -> ChatView:
+    view = ChatView(**kwargs)
+    qtbot.addWidget(view)
+    view.resize(500, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def settle() -> None:
+    QApplication.processEvents()
+
+
+def dark_palette(base: QPalette) -> QPalette:
+    p = QPalette(base)
+    role = QPalette.ColorRole
+    for r, color in [(role.Window, "#2b2b2b"), (role.WindowText, "#e6e6e6"),
+                     (role.Base, "#1e1e1e"), (role.Text, "#e6e6e6"), (role.Link, "#78aeed"),
+                     (role.PlaceholderText, "#8f8f8f"), (role.Button, "#353535"),
+                     (role.ButtonText, "#e6e6e6"), (role.Highlight, "#2a82da")]:
+        p.setColor(r, QColor(color))
+    return p
+
+
+# ---- 1. the scroll position survives streaming ---------------------------------------------------
+
+
+def test_scrolling_up_is_kept_while_a_reply_streams(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.set_messages(conversation(20))
+    live = Message("assistant", "Thinking")
+    view.set_live(live)
+    settle()
+    bar = view.verticalScrollBar()
+    assert bar.maximum() > 600
+    bar.setValue(bar.maximum() // 2)  # the user scrolls up to reread something
+    kept = bar.value()
+    for i in range(12):
+        live.content += f" word{i}" + ("\n\n- item" if i % 4 == 3 else "")
+        view.set_live(live)
+        settle()
+        assert bar.value() == kept, f"update {i} moved the view from {kept} to {bar.value()}"
+    view.set_live(None)
+    view.append_message(live)
+    settle()
+    assert bar.value() == kept
+
+
+def test_at_the_bottom_the_view_follows_the_reply(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.set_messages(conversation(20))
+    live = Message("assistant", "")
+    view.set_live(live)
+    settle()
+    bar = view.verticalScrollBar()
+    assert bar.value() == bar.maximum() > 0
+    start = bar.maximum()
+    for i in range(30):
+        live.content += f"token{i} " + ("\n\n" if i % 5 == 4 else "")
+        view.set_live(live)
+        settle()
+        assert bar.value() == bar.maximum()
+    assert bar.maximum() > start  # it grew, and the view went with it
+    view.set_live(None)
+    view.append_message(live)
+    settle()
+    assert bar.value() == bar.maximum()
+
+
+# ---- 2. an update re-renders only the live message --------------------------------------------
+
+
+def test_an_update_touches_only_the_live_message(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.set_messages(conversation(30))
+    settle()
+    doc = view.document()
+    finished_end = doc.characterCount() - 1  # the last position of the finished messages
+    changes: list[tuple[int, int, int]] = []
+    doc.contentsChange.connect(lambda pos, removed, added: changes.append((pos, removed, added)))
+    live = Message("assistant", "Hello")
+    for i in range(5):
+        live.content += f" more{i}"
+        view.set_live(live)
+        settle()
+    assert changes, "the updates changed nothing"
+    assert all(pos >= finished_end for pos, _, _ in changes), changes
+    assert f"more4{CURSOR_MARK}" in view.toPlainText()
+
+
+def test_a_selection_in_an_earlier_message_survives_streaming(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.set_messages(conversation(6))
+    cursor = view.document().find("context manager")
+    assert not cursor.isNull()
+    view.setTextCursor(cursor)  # the user selected these words to copy them
+    live = Message("assistant", "Streaming")
+    for i in range(5):
+        live.content += f" t{i}"
+        view.set_live(live)
+        settle()
+    assert view.textCursor().selectedText() == "context manager"
+
+
+def test_incremental_updates_look_like_a_full_render(qtbot: Any) -> None:
+    messages = conversation(5)
+    messages[-1].note = "Stopped."
+    full = make_view(qtbot)
+    full.set_messages([*messages, Message("user", "Last one")])
+    grown = make_view(qtbot)
+    grown.set_placeholder("Say hello.")
+    live = Message("assistant", "")
+    for m in messages:
+        if m.role == "user":
+            grown.append_message(m)
+            continue
+        for piece in (m.content[:10], m.content[:40], m.content):  # streamed, then finished
+            live.content = piece
+            grown.set_live(live)
+        grown.set_live(None)
+        grown.append_message(m)
+    grown.append_message(Message("user", "Last one"))
+    for view in (full, grown):
+        view.verticalScrollBar().setValue(0)
+    settle()
+    assert grown.toPlainText() == full.toPlainText()
+    assert grown.grab().toImage() == full.grab().toImage()
+
+
+def test_streaming_shows_the_mark_and_a_finished_message_goes_before_the_live_one(
+        qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.set_placeholder("Say hello.")
+    assert view.toPlainText() == "Say hello."
+    view.append_message(Message("user", "Hi"))
+    assert "Say hello." not in view.toPlainText()
+    live = Message("assistant", "Hel")
+    view.set_live(live)
+    assert view.toPlainText().endswith(f"Hel{CURSOR_MARK}")
+    view.append_message(Message("user", "Interjection"))  # arrives while the reply streams
+    text = view.toPlainText()
+    assert text.index("Interjection") < text.index(f"Hel{CURSOR_MARK}")
+    view.set_live(None)
+    assert CURSOR_MARK not in view.toPlainText() and "Hel" not in view.toPlainText()
+    live.note = "Stopped."
+    view.append_message(live)
+    assert view.toPlainText().endswith("Hel\nStopped.")
+    view.set_messages([])
+    assert view.toPlainText() == "Say hello."
+    view.set_live(Message("assistant", "first"))  # a reply with nothing before it
+    assert view.toPlainText().endswith(f"first{CURSOR_MARK}")
+    view.set_live(None)
+    assert view.toPlainText() == "Say hello."
+
+
+def test_the_document_keeps_no_undo_history(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    live = Message("assistant", "x")
+    for _ in range(20):
+        live.content += " y"
+        view.set_live(live)
+    assert not view.document().isUndoRedoEnabled()
+    assert view.document().availableUndoSteps() == 0
+
+
+def test_text_stays_selectable(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    flags = view.textInteractionFlags()
+    assert flags & Qt.TextInteractionFlag.TextSelectableByMouse
+    assert flags & Qt.TextInteractionFlag.LinksAccessibleByMouse
+    assert view.isReadOnly()
+
+
+# ---- 3. model output never makes the view read a file ------------------------------------------
+
+
+def _secret_file(tmp_path: Path) -> Path:
+    secret = tmp_path / "secret.png"
+    from PySide6.QtGui import QImage
+
+    image = QImage(8, 8, QImage.Format.Format_RGB32)
+    image.fill(QColor("red"))
+    assert image.save(str(secret))
+    return secret
+
+
+def _reads_update_atime(path: Path) -> bool:
+    # relatime updates the access time when it is older than a day: set it to 1970, read.
+    os.utime(path, (0, time.time()))
+    path.read_bytes()
+    updated = os.stat(path).st_atime > 0
+    os.utime(path, (0, time.time()))
+    return updated
+
+
+def test_an_image_in_a_reply_never_reads_the_file(qtbot: Any, tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    class Recording(ChatView):
+        def loadResource(self, type: int, name: QUrl | str) -> Any:
+            asked.append(name if isinstance(name, str) else name.toString())
+            return super().loadResource(type, name)
+
+    secret = _secret_file(tmp_path)
+    atime_works = _reads_update_atime(secret)
+    view = Recording()
+    qtbot.addWidget(view)
+    view.resize(500, 300)
+    view.show()
+    url = QUrl.fromLocalFile(str(secret)).toString()
+    text = (f"Look: ![x]({url}) ![y]({secret}) <img src=\"{secret}\">\n\n"
+            f"[![z]({secret})](https://example.com)")
+    view.append_message(Message("assistant", text))
+    view.set_live(Message("assistant", text))
+    settle()
+    view.grab()  # paint: Qt loads images when it lays them out and draws them
+    assert asked == []
+    if atime_works:
+        assert os.stat(secret).st_atime == 0, "the view read the file"
+    assert "[image: x]" in view.toPlainText() and "<img src=" in view.toPlainText()
+    block = view.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            assert not it.fragment().charFormat().isImageFormat()
+            it += 1
+        block = block.next()
+
+
+def test_the_view_and_its_document_refuse_every_resource(qtbot: Any, tmp_path: Path) -> None:
+    secret = _secret_file(tmp_path)
+    view = make_view(qtbot)
+    image = QTextDocument.ResourceType.ImageResource
+    for url in (QUrl.fromLocalFile(str(secret)), QUrl(str(secret)), QUrl("/dev/zero"),
+                QUrl("https://example.com/x.png")):
+        assert view.loadResource(image, url) is None
+        assert view.document().loadResource(image, url) is None
+    # Even an image that got into the document some other way is neither read nor drawn (also
+    # after a full re-render, which clears the document).
+    view.set_messages(conversation(2))
+    atime_works = _reads_update_atime(secret)
+    cursor = QTextCursor(view.document())
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    cursor.insertHtml(f'<img src="{secret}"><img src="/dev/zero">')  # Qt lays it out here
+    view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
+    settle()
+    view.grab()
+    if atime_works:
+        assert os.stat(secret).st_atime == 0, "the view read the file"
+
+
+def test_an_image_of_dev_zero_neither_hangs_nor_crashes() -> None:
+    # In a child with a memory cap: a view that reads /dev/zero allocates until it aborts.
+    script = textwrap.dedent("""
+        try:  # best effort (POSIX): without a cap, a view reading /dev/zero eats all memory
+            import resource
+            resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        except (ImportError, ValueError, OSError):
+            pass
+        from PySide6.QtWidgets import QApplication
+        app = QApplication([])
+        from app.chat.message import Message
+        from app.ui.chat_view import ChatView
+        view = ChatView()
+        view.resize(400, 300)
+        view.show()
+        text = "Look ![x](/dev/zero) and ![y](file:///dev/zero)"
+        view.append_message(Message("assistant", text))
+        view.set_live(Message("assistant", text))
+        app.processEvents()
+        view.grab()
+        print("survived")
+    """)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "survived" in proc.stdout, proc.stderr[-2000:]
+
+
+# ---- links ---------------------------------------------------------------------------------------
+
+
+def _anchor_point(view: ChatView, text: str) -> QPoint:
+    cursor = view.document().find(text)
+    assert not cursor.isNull()
+    cursor.setPosition(cursor.selectionStart() + 1)
+    return view.cursorRect(cursor).center()
+
+
+def test_clicking_a_web_link_opens_it_in_the_browser(qtbot: Any,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[QUrl] = []
+
+    def open_url(url: QUrl) -> bool:
+        opened.append(url)
+        return True
+
+    monkeypatch.setattr(QDesktopServices, "openUrl", open_url)
+    view = make_view(qtbot)
+    view.append_message(Message("assistant", "Read [the docs](https://example.com/docs) first."))
+    settle()
+    point = _anchor_point(view, "the docs")
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert [u.toString() for u in opened] == ["https://example.com/docs"]
+
+
+@pytest.mark.parametrize("url", [
+    "https://example.com/", "http://example.com/a?b=c", "mailto:me@example.com",
+])
+def test_web_and_mail_links_are_opened(qtbot: Any, url: str) -> None:
+    opened: list[QUrl] = []
+    view = make_view(qtbot, open_url=opened.append)
+    view.anchorClicked.emit(QUrl(url))
+    assert [u.toString() for u in opened] == [url]
+
+
+@pytest.mark.parametrize("url", [
+    "file:///etc/passwd", "javascript:alert(1)", "data:text/html,<b>x</b>", "relative/path.html",
+    "/etc/passwd", "ftp://example.com/f", "http:///nohost",
+])
+def test_other_links_are_refused_and_logged(qtbot: Any, caplog: pytest.LogCaptureFixture,
+                                            url: str) -> None:
+    opened: list[QUrl] = []
+    view = make_view(qtbot, open_url=opened.append)
+    with caplog.at_level(logging.WARNING, logger="app.ui.chat_view"):
+        view.anchorClicked.emit(QUrl(url))
+    assert opened == []
+    assert "Refused to open a link" in caplog.text
+
+
+def test_a_refused_link_is_plain_text_in_the_view(qtbot: Any) -> None:
+    opened: list[QUrl] = []
+    view = make_view(qtbot, open_url=opened.append)
+    view.append_message(Message("assistant", "Open [this](file:///etc/passwd) now."))
+    settle()
+    assert view.anchorAt(_anchor_point(view, "this")) == ""
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=_anchor_point(view, "this"))
+    assert opened == []
+
+
+# ---- themes --------------------------------------------------------------------------------------
+
+
+def test_colours_follow_the_palette(qtbot: Any, tmp_path: Path) -> None:
+    view = make_view(qtbot)
+    view.resize(720, 900)
+    view.set_messages([Message("user", "How do I read a file?"),
+                       Message("assistant", REPLY, note="Stopped.")])
+    view.set_live(Message("assistant", "Streaming:\n\n- one\n- two"))
+    settle()
+    light = view.theme()
+    assert not light.dark
+    assert light.code_bg.lower() in view.document().toHtml().lower()
+    assert view.grab().save(str(tmp_path / "chat-light.png"))
+
+    view.setPalette(dark_palette(view.palette()))  # the user switched to a dark theme
+    settle()
+    dark = view.theme()
+    assert dark.dark and dark.text == "#e6e6e6" and dark.base == "#1e1e1e"
+    html = view.document().toHtml().lower()
+    assert dark.code_bg in html and light.code_bg.lower() not in html
+    assert view.toPlainText().endswith(f"two\n{CURSOR_MARK}")  # the live reply was kept
+    assert view.grab().save(str(tmp_path / "chat-dark.png"))
