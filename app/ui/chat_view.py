@@ -132,12 +132,15 @@ class ChatView(QTextBrowser):
         bar.setValue(bar.maximum())
 
     def append_message(self, m: Message) -> None:
-        """Add a finished message (before the live reply, if one is streaming)."""
+        """Add a finished message (before the live reply, if one is streaming).
+
+        The user's own message brings the view to the end, where the reply will come.
+        """
         self._messages.append(m)
         if self._showing_placeholder:
             self._rebuild()
             return
-        with self._keeping_scroll(), self._edit() as cur:
+        with self._keeping_scroll(follow=m.role == "user"), self._edit() as cur:
             if self._live is not None:
                 self._remove_live(cur)
             self._insert(cur, render_message(m, self._theme))
@@ -230,10 +233,10 @@ class ChatView(QTextBrowser):
         cur.removeSelectedText()
 
     @contextmanager
-    def _keeping_scroll(self) -> Iterator[None]:
+    def _keeping_scroll(self, follow: bool = False) -> Iterator[None]:
         """Keep the scroll position the user chose, or follow the end when they are there."""
         bar = self.verticalScrollBar()
-        follow = bar.value() >= bar.maximum() - FOLLOW_SLACK_PX
+        follow = follow or bar.value() >= bar.maximum() - FOLLOW_SLACK_PX
         value = bar.value()
         yield
         bar.setValue(bar.maximum() if follow else value)

@@ -9,6 +9,7 @@ says when it ends, in app/chat/transcript.py.
 
 from __future__ import annotations
 
+import html
 import logging
 import os
 from typing import Any
@@ -82,7 +83,10 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
         self.progress.setFixedWidth(180)
+        # Plain text everywhere a runner error, a file name or a model's metadata can appear:
+        # a label that guesses "rich text" would load an <img> such text names.
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # Shown when the runner died after it was ready: same model, last plan that worked.
@@ -101,10 +105,12 @@ class MainWindow(QMainWindow):
         self.why_btn.toggled.connect(self._toggle_reasons)
         self.why_btn.hide()
         self.steps_label = QLabel()  # the fallback steps taken, one per line
+        self.steps_label.setTextFormat(Qt.TextFormat.PlainText)
         self.steps_label.setWordWrap(True)
         self.steps_label.setStyleSheet("color: #8a5a00;")
         self.steps_label.hide()
         self.reasons_label = QLabel()
+        self.reasons_label.setTextFormat(Qt.TextFormat.PlainText)
         self.reasons_label.setWordWrap(True)
         self.reasons_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.reasons_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
@@ -263,7 +269,8 @@ class MainWindow(QMainWindow):
         """The plan's reasons (tooltip and the foldable list) and the fallback steps so far."""
         steps = self.loader.steps if plan is not None else []
         reasons = load_text.reasons_text(plan, steps) if plan is not None else ""
-        self.status.setToolTip(reasons)
+        # Tooltips guess rich text too: escaped, with the line breaks kept.
+        self.status.setToolTip(html.escape(reasons).replace("\n", "<br>") if reasons else "")
         self.reasons_label.setText(reasons)
         self.why_btn.setVisible(plan is not None)
         self.reasons_label.setVisible(plan is not None and self.why_btn.isChecked())

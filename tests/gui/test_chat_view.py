@@ -91,6 +91,9 @@ def test_scrolling_up_is_kept_while_a_reply_streams(qtbot: Any) -> None:
     view.append_message(live)
     settle()
     assert bar.value() == kept
+    view.append_message(Message("user", "And then?"))  # sending brings the view to the end
+    settle()
+    assert bar.value() == bar.maximum()
 
 
 def test_at_the_bottom_the_view_follows_the_reply(qtbot: Any) -> None:

@@ -143,3 +143,14 @@ def test_placeholder_and_screenshot(fakes: Any, tmp_path: Path) -> None:
     assert "Pick a GGUF model" in window.chat.toPlainText()
     image = window.grab()
     assert not image.isNull() and image.save(str(tmp_path / "empty.png"))
+
+
+def test_hostile_text_in_a_status_is_shown_as_text_never_loaded(fakes: Any) -> None:
+    # A runner error or a model's name is untrusted: as rich text, <img> would read the file.
+    window = fakes.extra["window"]
+    window.load_selected()
+    fakes.loader.fail_planning("Not loaded: <img src='/dev/zero'> is not a GGUF model.")
+    assert window.status.textFormat() == Qt.TextFormat.PlainText
+    assert "<img src='/dev/zero'>" in window.status.text()
+    assert window.reasons_label.textFormat() == Qt.TextFormat.PlainText
+    assert window.steps_label.textFormat() == Qt.TextFormat.PlainText
