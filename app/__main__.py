@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return hardware_main(argv[1:])
     if argv and argv[0] == "plan":
-        from app.planner.cli import main as plan_main
+        from app.loading.cli import main as plan_main
 
         return plan_main(argv[1:])
     parser = argparse.ArgumentParser(

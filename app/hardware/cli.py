@@ -10,6 +10,7 @@ import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from app.hardware.report import GpuInfo, HardwareReport
@@ -74,11 +75,14 @@ def _runner_json(args: argparse.Namespace) -> dict[str, Any] | None:
     return None
 
 
-def runner_devices() -> dict[str, Any]:
-    """What the runner this app starts (a frozen build's own, or ``HEARTH_RUNNER``) can use."""
+def runner_devices(program: Sequence[str] | None = None) -> dict[str, Any]:
+    """What a runner build can use, asked now (free memory included, as the Hardware tab shows
+    it): ``program``, by default the runner this app starts (a frozen build's own, or
+    ``HEARTH_RUNNER``). Planning asks through app/runner_client/build.py, which caches the
+    answer."""
     from app.runner_client.command import runner_program
 
-    return query_runner_devices([*runner_program(), "devices"])
+    return query_runner_devices([*(program or runner_program()), "devices"])
 
 
 def query_runner_devices(command: list[str], timeout: float = RUNNER_TIMEOUT) -> dict[str, Any]:

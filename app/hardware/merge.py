@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from app.hardware._names import same_gpu_name
 from app.hardware.report import GpuInfo, HardwareReport, RunnerDevice, RunnerInfo
@@ -93,7 +94,12 @@ def merge_runner_devices(report: HardwareReport, runner_json: dict[str, Any]) ->
 
     Raises RunnerDevicesError when ``runner_json`` is not the runner's device list.
     """
-    info = runner_info_from_json(runner_json)
+    return merge_runner_info(report, runner_info_from_json(runner_json))
+
+
+def merge_runner_info(report: HardwareReport, info: RunnerInfo) -> HardwareReport:
+    """:func:`merge_runner_devices` for a device list already read (``info`` becomes the copy's
+    ``runner``: pass a fresh one)."""
     merged = copy.deepcopy(report)
     for g in merged.gpus:
         g.runner_device = g.runner_free = g.runner_total = None
@@ -110,18 +116,47 @@ def merge_runner_devices(report: HardwareReport, runner_json: dict[str, Any]) ->
         gpu.runner_device = dev.name
         gpu.runner_free = dev.free
         gpu.runner_total = dev.total
-    backends = {backend_of(d.name) for d in info.devices}
-    for g in gpus:
-        if g.runner_device is None:
-            usable = {g.backend, *g.other_backends}
-            if usable & backends:
-                why = "the runner does not see it (driver not loaded for this build?)"
-            else:
-                wanted = " or ".join(sorted(usable)).upper()
-                why = f"this runner build has no {wanted} support"
-            info.unused_gpus.append(f"{g.name}: {why}")
+    backends = _runner_backends(info)
+    info.unused_gpus = [str(_unused(g, backends)) for g in gpus if g.runner_device is None]
     merged.runner = info
     return merged
+
+
+@dataclass(frozen=True)
+class UnusedGpu:
+    """A GPU of the machine that the runner build does not drive, and why (for the planner's
+    reasons: ``cause`` "no_support" means the build lacks every backend that could drive it,
+    "not_seen" that it has one but does not see this GPU, a driver not loaded, say)."""
+
+    name: str
+    backends: tuple[str, ...]  # the backends that could drive it
+    cause: Literal["no_support", "not_seen"]
+
+    def __str__(self) -> str:
+        if self.cause == "not_seen":
+            return f"{self.name}: the runner does not see it (driver not loaded for this build?)"
+        wanted = " or ".join(b.upper() for b in self.backends)
+        return f"{self.name}: this runner build has no {wanted} support"
+
+
+def unused_gpus(report: HardwareReport) -> list[UnusedGpu]:
+    """The GPUs of a merged report that its runner build does not drive (none before a merge:
+    without the runner's word every GPU counts as usable)."""
+    if report.runner is None:
+        return []
+    backends = _runner_backends(report.runner)
+    return [_unused(g, backends) for g in report.gpus if g.runner_device is None]
+
+
+def _runner_backends(info: RunnerInfo) -> set[str]:
+    return {b for b in (backend_of(d.name) for d in info.devices) if b is not None}
+
+
+def _unused(gpu: GpuInfo, runner_backends: set[str]) -> UnusedGpu:
+    usable = (gpu.backend, *(b for b in gpu.other_backends if b != gpu.backend))
+    cause: Literal["no_support", "not_seen"] = (
+        "not_seen" if set(usable) & runner_backends else "no_support")
+    return UnusedGpu(gpu.name, tuple(sorted(usable)), cause)
 
 
 def _match(dev: RunnerDevice, backend: str | None, gpus: list[GpuInfo]) -> GpuInfo | None:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from enum import Enum
 
+from app.planner import wording
 from app.planner.fallback import FailureKind, next_fallback
 from app.planner.plan import LaunchPlan
 
@@ -115,5 +116,6 @@ class LoadLadder:
             return None
         self.plan = nxt
         self.attempts += 1
-        self.steps.append(nxt.reasons[-1] if nxt.reasons else "Retrying with smaller settings.")
+        self.steps.append(wording.text(nxt.reasons[-1]) if nxt.reasons else
+                          "Retrying with smaller settings.")
         return nxt

@@ -1,24 +1,28 @@
-"""Plan a load for the window: read the header, plan with what earlier loads measured, confirm.
+"""Plan a load: read the header, plan for what the runner build drives with what earlier loads
+measured, confirm with the dry run.
 
-Runs off the GUI thread (it reads the file, may detect hardware and runs the dry run). It is
-``hearth plan`` without the printing, plus the stored corrections of this model on this runner
-build.
+The one planning path: the window's loader (app/services/loader.py) runs it off the GUI thread and
+``hearth plan`` (app/loading/cli.py) runs it on the terminal, so the two never disagree. It takes
+the runner build explicitly (app/runner_client/build.py): the GPUs it plans for, the dry run's
+program and the key of the stored measurements all come from that one value.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.gguf import read_model
-from app.loading.measure import BuildMemo
-from app.planner.confirm import ProbeFn, confirm
+from app.hardware.merge import merge_runner_info
+from app.jobs import CancelToken
+from app.loading.confirm import confirm, corrections_params
 from app.planner.corrections import CorrectionStore, model_key
 from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan, plan
-from app.planner.types import Wishes
+from app.planner.types import Reason, Wishes
+from app.runner_client.build import RunnerBuild
 
 if TYPE_CHECKING:
     from app.hardware import HardwareReport
@@ -26,14 +30,22 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+class Probe(Protocol):
+    """The dry run as prepare_load calls it (:func:`app.loading.confirm.run_probe`)."""
+
+    def __call__(self, args: list[str], program: Sequence[str] | None = None, *,
+                 token: CancelToken | None = None) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class Prepared:
-    """A plan ready to start, and the hardware report it was made for."""
+    """A plan ready to start, and what it was made for."""
 
     plan: LaunchPlan
-    hardware: HardwareReport
+    hardware: HardwareReport  # the machine, merged with what the runner build drives
     detected: bool  # the report was detected for this plan (there was no cached one)
     stored: dict[str, Correction]  # the measured corrections the plan applied
+    build: RunnerBuild  # the runner build it was planned for: launch and measure with it
 
 
 def combine(base: Mapping[str, Correction],
@@ -45,20 +57,6 @@ def combine(base: Mapping[str, Correction],
         b = out.get(dev, Correction())
         out[dev] = Correction(kv=b.kv * c.kv, compute=b.compute * c.compute,
                               compute_extra=b.compute_extra + c.compute_extra)
-    return out
-
-
-def plan_flags(p: LaunchPlan, model_path: str) -> list[str]:
-    """The plan's runner flags without ``--model``: the launch command names the model itself."""
-    args = p.runner_args(model_path)
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        if args[i] in ("--model", "-m"):
-            i += 2
-            continue
-        out.append(args[i])
-        i += 1
     return out
 
 
@@ -75,34 +73,57 @@ def with_fresh_memory(report: HardwareReport) -> HardwareReport:
         return report
 
 
-def _describe(stored: Mapping[str, Correction]) -> str:
-    return "; ".join(f"{dev}: KV ×{c.kv:.2f}, compute ×{c.compute:.2f}"
-                     for dev, c in sorted(stored.items()))
+def for_build(report: HardwareReport, build: RunnerBuild) -> HardwareReport:
+    """``report`` merged with the devices ``build`` drives; as it is when the build is unknown
+    (then any runner info it already carries still counts)."""
+    if not build.known:
+        return report
+    return merge_runner_info(report, build.runner_info())
+
+
+def stored_corrections(store: CorrectionStore | None, build: RunnerBuild,
+                       model_path: str) -> dict[str, Correction]:
+    """What earlier loads of this model on this build measured (none for an unknown build)."""
+    if store is None or build.key is None:
+        return {}
+    return {k: v for k, v in store.corrections(model_key(model_path), build.key).items()
+            if not v.is_identity()}
 
 
 def prepare_load(model_path: str, *, cached: HardwareReport | None,
                  detect: Callable[[], HardwareReport], wishes: Wishes,
-                 store: CorrectionStore | None, memo: BuildMemo | None, program: str,
-                 probe: ProbeFn | None) -> Prepared:
-    """Plan ``model_path``. Raises GGUFError / PlannerError / OSError with a sentence to show."""
-    model = read_model(model_path)
-    build = memo.get(program) if memo is not None else None
-    stored: dict[str, Correction] = {}
-    if store is not None and build is not None:
-        stored = {k: v for k, v in store.corrections(model_key(model_path), build).items()
-                  if not v.is_identity()}
-    hardware = detect() if cached is None else with_fresh_memory(cached)
+                 store: CorrectionStore | None, build: RunnerBuild,
+                 probe: Probe | None, token: CancelToken | None = None) -> Prepared:
+    """Plan ``model_path`` for ``build``.
 
-    note = ""
+    ``cached``: this machine's last report (its RAM is measured again); None detects with
+    ``detect``. ``store``: the measured corrections (None: plan from the file alone). ``probe``:
+    the dry run (None: skip it). Raises GGUFError / PlannerError / OSError with a sentence to
+    show, and CancelledError as soon as ``token`` is cancelled (the dry run is killed).
+    """
+    token = token or CancelToken()
+    token.check()
+    model = read_model(model_path)
+    token.check()
+    hardware = for_build(detect() if cached is None else with_fresh_memory(cached), build)
+    token.check()
+    stored = stored_corrections(store, build, model_path)
+
+    notes: list[Reason] = []
+    if not build.known and build.problem and hardware.runner is None:
+        notes.append(Reason("runner_unknown", {"why": build.problem}))
     if stored:
-        note = ("Memory figures corrected by what an earlier load of this model measured "
-                f"({_describe(stored)}).")
+        notes.append(Reason("stored_corrections", corrections_params(stored)))
 
     def replan(extra: Mapping[str, Correction]) -> LaunchPlan:
-        p = plan(model, hardware, wishes, combine(stored, extra))
-        return replace(p, reasons=[*p.reasons, note]) if note else p
+        token.check()
+        return plan(model, hardware, wishes, combine(stored, extra)).explained(*notes)
 
     result = replan({})
     if probe is not None and result.fits:
-        result = confirm(replan, result, probe).plan
-    return Prepared(result, hardware, cached is None, stored)
+        def dry_run(args: list[str]) -> dict[str, Any]:
+            token.check()
+            return probe(args, build.program, token=token)
+
+        result = confirm(replan, result, dry_run).plan
+    return Prepared(result, hardware, cached is None, stored, build)

@@ -1,11 +1,12 @@
 """What the window says about a load: the plan's key numbers, its reasons, the ladder's steps.
 
 Pure functions from plans to sentences, so the wording is unit-tested and the window only places
-the text.
+the text. The reasons themselves are worded in app/planner/wording.py; this module arranges them.
 """
 
 from __future__ import annotations
 
+from app.planner import wording
 from app.planner.memory import QUANTIZED_KV
 from app.planner.plan import LaunchPlan
 
@@ -69,17 +70,25 @@ def runner_state_text(state: str, name: str, plan: LaunchPlan | None) -> str | N
 
 def reasons_text(plan: LaunchPlan, steps: list[str] | None = None) -> str:
     """The plan's reasons as a bulleted list (the fallback steps are already among them)."""
-    lines = [f"• {r}" for r in plan.reasons if r]
+    texts = plan.reason_texts()
+    lines = [f"• {r}" for r in texts if r]
     if steps:
-        missing = [s for s in steps if s not in plan.reasons]
-        lines += [f"• {s}" for s in missing]
+        lines += [f"• {s}" for s in steps if s not in texts]
     return "\n".join(lines)
 
 
+# The reasons that say why a plan does not fit (the search ends with one of them).
+_NOT_FIT_CODES = ("does_not_fit", "quantized_v_needs_fa")
+
+
 def does_not_fit_text(plan: LaunchPlan) -> str:
-    """Why the plan was not started (the planner's last reason is the explanation)."""
-    why = plan.reasons[-1] if plan.reasons else "The model does not fit in this computer's memory."
-    return f"Not loaded: {why}"
+    """Why the plan was not started: the planner's explanation, not a note added after it."""
+    why = next((r for r in reversed(plan.reasons) if r.code in _NOT_FIT_CODES), None)
+    if why is None and plan.reasons:
+        why = plan.reasons[-1]
+    text = wording.text(why) if why is not None else \
+        "The model does not fit in this computer's memory."
+    return f"Not loaded: {text}"
 
 
 def gave_up_text(message: str, plan: LaunchPlan, retries: int, exhausted: bool) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from app.planner.memory import Correction
+from app.storage.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -98,9 +99,8 @@ class CorrectionStore:
         return [e for e in entries if isinstance(e, dict)]
 
     def _save(self, entries: list[dict[str, Any]]) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"schema": SCHEMA, "entries": entries[-MAX_ENTRIES:]}), "utf-8")
-        os.replace(tmp, self.path)  # a crash never leaves half a file
+        write_json_atomic(self.path, {"schema": SCHEMA, "entries": entries[-MAX_ENTRIES:]},
+                          indent=None)
 
     def record(self, model: str, build: str, settings: Mapping[str, Any],
                measurements: Sequence[Measurement]) -> None:

@@ -1,9 +1,15 @@
-"""Turn a hardware report into the memory pools a plan fills, with their reserves."""
+"""Turn a hardware report into the memory pools a plan fills, with their reserves.
+
+A report merged with the runner build's devices (``report.runner`` set) is planned for the GPUs
+that build drives, not for every GPU the machine has: a CPU-only build on a PC with two RTX 3090s
+plans for the CPU alone.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.hardware.merge import UnusedGpu, unused_gpus
 from app.planner.types import Device, GiB
 
 if TYPE_CHECKING:
@@ -34,10 +40,13 @@ def llama_device_name(gpu: GpuInfo) -> str:
 def choose_gpus(hardware: HardwareReport) -> list[GpuInfo]:
     """The GPUs one runner build will use: those of the best backend on this machine.
 
-    An integrated GPU next to a discrete one is left out: it shares system RAM and is slower than
-    the CPU path it would replace.
+    With the runner's own device list merged in, only the GPUs it drives (a ``runner_device``)
+    count. An integrated GPU next to a discrete one is left out: it shares system RAM and is
+    slower than the CPU path it would replace.
     """
     gpus = [g for g in hardware.gpus if g.total > 0 and g.backend in _BACKEND_RANK]
+    if hardware.runner is not None:
+        gpus = [g for g in gpus if g.runner_device]
     discrete = [g for g in gpus if not g.unified]
     pool = discrete or gpus
     if not pool:
@@ -45,6 +54,11 @@ def choose_gpus(hardware: HardwareReport) -> list[GpuInfo]:
     best = min(_BACKEND_RANK[g.backend] for g in pool)
     chosen = [g for g in pool if _BACKEND_RANK[g.backend] == best]
     return sorted(chosen, key=lambda g: g.index)
+
+
+def left_out_gpus(hardware: HardwareReport) -> list[UnusedGpu]:
+    """The machine's GPUs its runner build cannot drive (empty without the runner's word)."""
+    return unused_gpus(hardware)
 
 
 def devices_for(hardware: HardwareReport, margin: int, cpu_only: bool = False) -> list[Device]:

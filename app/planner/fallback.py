@@ -12,7 +12,7 @@ from typing import Literal
 
 from app.planner.memory import QUANTIZED_KV, predict
 from app.planner.plan import LaunchPlan
-from app.planner.types import DeviceBreakdown, Settings
+from app.planner.types import DeviceBreakdown, Reason, Settings
 
 log = logging.getLogger(__name__)
 
@@ -37,41 +37,41 @@ def next_fallback(plan: LaunchPlan, failure_kind: str = "oom") -> LaunchPlan | N
         if not on_gpu:
             return None
         return _step(plan, "cpu", replace(s, n_gpu_layers=0, n_cpu_moe=0, tensor_split=()),
-                     "The GPU reported an error; retrying on the CPU only.")
+                     Reason("fallback_cpu", {"cause": "device"}))
 
     if s.n_ctx > CTX_FLOOR and not pins.n_ctx:
         ctx = max(CTX_FLOOR, (s.n_ctx // 2) // 256 * 256)
         return _step(plan, f"ctx:{ctx}", replace(s, n_ctx=ctx),
-                     f"Out of memory: retrying with a context of {ctx} instead of {s.n_ctx}.")
+                     Reason("fallback_ctx", {"n_ctx": ctx, "was": s.n_ctx}))
     if ("kv" not in done and s.cache_type_k not in QUANTIZED_KV and s.flash_attn == "on"
             and not pins.cache_type_k and not pins.cache_type_v):
         return _step(plan, "kv", replace(s, cache_type_k="q8_0", cache_type_v="q8_0"),
-                     "Out of memory: retrying with the KV cache stored as q8_0.")
+                     Reason("fallback_kv", {"cache_type": "q8_0"}))
     if "layers" not in done and on_gpu and not pins.n_gpu_layers:
         ngl = _resolved_ngl(s, model.n_layer)
         fewer = max(0, ngl - max(1, int(ngl * LAYER_STEP)))
         split = _scale_split(s.tensor_split, fewer)
         return _step(plan, "layers", replace(s, n_gpu_layers=fewer, tensor_split=split),
-                     f"Out of memory: retrying with {fewer} layers on the GPU instead of {ngl}.")
+                     Reason("fallback_layers", {"n_gpu_layers": fewer, "was": ngl}))
     if ("experts" not in done and on_gpu and model.is_moe and s.n_cpu_moe < model.n_layer
             and pins.n_cpu_moe is None):
         return _step(plan, "experts", replace(s, n_cpu_moe=model.n_layer),
-                     "Out of memory: retrying with every expert tensor in system RAM.")
+                     Reason("fallback_experts"))
     if on_gpu and not pins.n_gpu_layers:
         return _step(plan, "cpu", replace(s, n_gpu_layers=0, n_cpu_moe=0, tensor_split=()),
-                     "Out of memory on the GPU: retrying on the CPU only.")
+                     Reason("fallback_cpu", {"cause": "oom"}))
     return None
 
 
-def _step(plan: LaunchPlan, name: str, s: Settings, reason: str) -> LaunchPlan:
+def _step(plan: LaunchPlan, name: str, s: Settings, reason: Reason) -> LaunchPlan:
     kind = name.split(":")[0]
     if kind in plan.fallback_steps and kind != "ctx":
         raise AssertionError(f"fallback step {kind} repeated")  # the ladder must never loop
     devices = [d.device for d in plan.devices]
     usages = predict(plan.model, s, devices)
     breakdown = tuple(DeviceBreakdown(d, u) for d, u in zip(devices, usages, strict=True))
-    log.info("fallback: %s", reason)
-    return replace(plan, settings=s, devices=breakdown, reasons=[*plan.reasons, reason],
+    log.info("fallback: %s %s", reason.code, dict(reason.params))
+    return replace(plan, settings=s, devices=breakdown, reasons=(*plan.reasons, reason),
                    fallback_steps=(*plan.fallback_steps, kind))
 
 

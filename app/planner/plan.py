@@ -5,6 +5,10 @@ floor, then store the KV cache as q8_0 (needs flash attention), then keep MoE ex
 the CPU layer by layer, then move whole layers to the CPU back to front. Context first keeps the
 context and gives up layers instead, shrinking the context only when even the CPU cannot hold the
 rest. Pinned knobs never move; the plan says so when they cannot fit.
+
+The search explains itself with :class:`~app.planner.types.Reason` records; the sentences are
+app/planner/wording.py's. How the settings become runner flags is the loading layer's business
+(app/loading/flags.py): the planner knows llama.cpp's memory, not the runner's command line.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from app.gguf import ModelInfo
-from app.planner.devices import devices_for, thread_count
+from app.planner import wording
+from app.planner.devices import devices_for, left_out_gpus, thread_count
 from app.planner.memory import (
     QUANTIZED_KV,
     Correction,
@@ -27,10 +32,9 @@ from app.planner.memory import (
 from app.planner.types import (
     Device,
     DeviceBreakdown,
-    GiB,
-    MiB,
     PlanDoesNotFitError,
     PlannerError,
+    Reason,
     Settings,
     Usage,
     Wishes,
@@ -38,6 +42,7 @@ from app.planner.types import (
 
 if TYPE_CHECKING:
     from app.hardware import HardwareReport
+    from app.hardware.merge import UnusedGpu
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +55,7 @@ class LaunchPlan:
 
     settings: Settings
     devices: tuple[DeviceBreakdown, ...]
-    reasons: list[str]
+    reasons: tuple[Reason, ...]
     fits: bool
     model: ModelInfo = field(repr=False, compare=False)
     wishes: Wishes = field(default_factory=Wishes, repr=False, compare=False)
@@ -64,42 +69,18 @@ class LaunchPlan:
     def cpu(self) -> DeviceBreakdown:
         return self.devices[-1]
 
+    def reason_texts(self) -> list[str]:
+        """The reasons as sentences (app/planner/wording.py words them)."""
+        return wording.texts(self.reasons)
+
+    def explained(self, *more: Reason) -> LaunchPlan:
+        """This plan with ``more`` reasons at the end."""
+        return replace(self, reasons=(*self.reasons, *more))
+
     def ensure_fits(self) -> LaunchPlan:
         if not self.fits:
-            raise PlanDoesNotFitError(" ".join(r for r in self.reasons if r))
+            raise PlanDoesNotFitError(" ".join(t for t in self.reason_texts() if t))
         return self
-
-    def runner_args(self, model_path: str | None = None) -> list[str]:
-        """The ``hearth-runner serve``/``probe`` flags for this plan."""
-        path = model_path or self.model.path
-        if not path:
-            raise PlannerError("This plan was made from a partial download; download the model "
-                               "before starting it.")
-        s = self.settings
-        args = [
-            "--model", path,
-            "--ctx-size", str(s.n_ctx),
-            "--n-gpu-layers", str(s.n_gpu_layers),
-            "--batch-size", str(s.n_batch),
-            "--ubatch-size", str(s.n_ubatch),
-            "--threads", str(s.n_threads),
-            "--threads-batch", str(s.n_threads_batch),
-            "--flash-attn", s.flash_attn,
-            "--cache-type-k", s.cache_type_k,
-            "--cache-type-v", s.cache_type_v,
-        ]
-        if not s.mmap:
-            args.append("--no-mmap")
-        if s.mlock:
-            args.append("--mlock")
-        if s.parallel != 1:
-            args += ["--parallel", str(s.parallel)]
-        # Flags beyond runner/settings.py's shared set, only when the plan needs them.
-        if s.n_cpu_moe:
-            args += ["--n-cpu-moe", str(s.n_cpu_moe)]
-        if len(s.tensor_split) > 1:
-            args += ["--tensor-split", ",".join(_num(x) for x in s.tensor_split)]
-        return args
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,25 +96,35 @@ class LaunchPlan:
             "fits": self.fits,
             "settings": self.settings.to_json(),
             "devices": [d.to_json() for d in self.devices],
-            "reasons": list(self.reasons),
+            "reasons": self.reason_texts(),
+            "reason_records": [r.to_json() for r in self.reasons],
             "fallback_steps": list(self.fallback_steps),
         }
 
 
 def plan(model: ModelInfo, hardware: HardwareReport, wishes: Wishes | None = None,
          corrections: Mapping[str, Correction] | None = None) -> LaunchPlan:
-    """Plan a load of ``model`` on ``hardware``; never raises for "does not fit" (see ``fits``)."""
+    """Plan a load of ``model`` on ``hardware``; never raises for "does not fit" (see ``fits``).
+
+    A report merged with the runner build's devices (app/hardware/merge.py) plans only for the
+    GPUs that build drives, and the reasons say which GPUs it leaves out and why.
+    """
     wishes = wishes or Wishes()
     cpu_only = wishes.cpu_only or wishes.pins.n_gpu_layers == 0
     devices = devices_for(hardware, wishes.margin, cpu_only=cpu_only)
-    return plan_for_devices(model, devices, thread_count(hardware), wishes, corrections)
+    left_out = () if cpu_only else tuple(left_out_gpus(hardware))
+    return plan_for_devices(model, devices, thread_count(hardware), wishes, corrections,
+                            left_out=left_out)
 
 
 def plan_for_devices(model: ModelInfo, devices: Sequence[Device], threads: int,
                      wishes: Wishes, corrections: Mapping[str, Correction] | None = None,
-                     ) -> LaunchPlan:
-    """The search itself, on explicit memory pools (GPUs in device order, then the CPU)."""
-    return _Search(model, list(devices), threads, wishes, corrections or {}).run()
+                     *, left_out: Sequence[UnusedGpu] = ()) -> LaunchPlan:
+    """The search itself, on explicit memory pools (GPUs in device order, then the CPU).
+
+    ``left_out``: the machine's GPUs the runner build cannot drive, for the reasons only.
+    """
+    return _Search(model, list(devices), threads, wishes, corrections or {}, left_out).run()
 
 
 # -- the search -----------------------------------------------------------------------------------
@@ -151,7 +142,8 @@ class _Layout:
 
 class _Search:
     def __init__(self, model: ModelInfo, devices: list[Device], threads: int, wishes: Wishes,
-                 corrections: Mapping[str, Correction]) -> None:
+                 corrections: Mapping[str, Correction],
+                 left_out: Sequence[UnusedGpu] = ()) -> None:
         self.m = model
         self.devices = devices
         self.gpus = [d for d in devices if d.kind == "gpu"]
@@ -162,9 +154,9 @@ class _Search:
         self.p = wishes.pins
         self.corr = corrections
         self.top = model.n_layer + 1
-        self.reasons: list[str] = []
-        self.notes: list[str] = []
+        self.reasons: list[Reason] = []
         self.threads = threads
+        self.left_out = list(left_out)
 
     # -- settings helpers ------------------------------------------------------------------------
 
@@ -336,8 +328,8 @@ class _Search:
         if base.cache_type_v in QUANTIZED_KV and base.flash_attn != "on":
             return self.infeasible(
                 replace(base, n_ctx=grid[0]),
-                f"A {base.cache_type_v} V cache needs flash attention, which is pinned "
-                f"'{base.flash_attn}'. Turn flash attention on or use an f16 V cache.",
+                Reason("quantized_v_needs_fa", {"cache_type_v": base.cache_type_v,
+                                                "flash_attn": base.flash_attn}),
             )
         kv_opts = self.kv_options(base)
         if self.w.priority == "context":
@@ -418,10 +410,10 @@ class _Search:
         s = self.settings_for(s, lay)
         devs = self.breakdown(s, lay)
         self.explain(s, lay, grid, kv_opts, devs)
-        return LaunchPlan(settings=s, devices=devs, reasons=self.reasons, fits=True,
+        return LaunchPlan(settings=s, devices=devs, reasons=tuple(self.reasons), fits=True,
                           model=self.m, wishes=self.w)
 
-    def infeasible(self, s: Settings, why: str | None) -> LaunchPlan:
+    def infeasible(self, s: Settings, why: Reason | None) -> LaunchPlan:
         moe = self.p.n_cpu_moe if self.p.n_cpu_moe is not None else (
             self.m.n_layer if self.m.is_moe else 0)
         counts = self.fill(s, self.cap(), moe) if self.gpus else ()
@@ -431,104 +423,88 @@ class _Search:
         s = self.settings_for(s, lay)
         devs = self.breakdown(s, lay)
         if why is None:
-            pinned = self.p.pinned()
             need = sum(d.usage.total for d in devs)
             have = sum(d.device.budget for d in devs
                        if d.device.kind == "cpu" or not d.device.unified)
-            what = ""
-            if pinned:
-                what = "With the pinned " + ", ".join(f"{k}={_show(v)}" for k, v in pinned.items())
-                what += ", "
-            else:
-                what = "Even at the smallest settings, "
-            why = (f"{what}{self.m.name} needs {_gib(need)} but this computer has "
-                   f"{_gib(have)} to spare ({self.budget_text()}). ")
-            if pinned:
-                why += "Unpin some settings or choose a smaller quantization."
-            else:
-                why += "Choose a smaller model or quantization, or close other programs."
+            why = Reason("does_not_fit", {
+                "model": self.m.name, "need": need, "have": have,
+                "pinned": _json_pins(self.p.pinned()),
+                "devices": [{"name": d.name, "free": d.free, "reserve": d.reserve}
+                            for d in [*self.gpus, self.cpu]],
+            })
+        # A model that does not fit on the CPU might on the GPUs this build leaves out: say so.
+        self.reasons += self.left_out_reasons()
         self.reasons.append(why)
-        return LaunchPlan(settings=s, devices=devs, reasons=self.reasons, fits=False,
+        return LaunchPlan(settings=s, devices=devs, reasons=tuple(self.reasons), fits=False,
                           model=self.m, wishes=self.w)
 
-    def budget_text(self) -> str:
-        parts = [f"{d.name}: {_gib(d.free)} free, {_gib(d.reserve)} kept back"
-                 for d in [*self.gpus, self.cpu]]
-        return "; ".join(parts)
+    def left_out_reasons(self) -> list[Reason]:
+        code = "gpus_not_driven" if self.gpus else "build_without_gpu"
+        return [Reason(code, p) for p in _left_out_groups(self.left_out)]
 
     def explain(self, s: Settings, lay: _Layout, grid: list[int],
                 kv_opts: list[tuple[str, str]], devs: tuple[DeviceBreakdown, ...]) -> None:
         r = self.reasons
         m = self.m
-        gpu_names = _join_names([d.name for d in self.gpus])
+        gpus = [d.name for d in self.gpus]
         train = m.n_ctx_train or grid[-1]
         fixed_ctx = len(grid) == 1
         if not self.gpus:
             if self.w.cpu_only or self.p.n_gpu_layers == 0:
-                r.append("Running on the CPU, as asked.")
+                r.append(Reason("cpu_as_asked"))
+            elif self.left_out:
+                r += self.left_out_reasons()
             else:
-                r.append("No GPU that llama.cpp can use was found, so the model runs on the CPU.")
-        elif lay.ngl == self.top:
-            where = f"the {gpu_names}" if len(self.gpus) == 1 else f"{len(self.gpus)} GPUs"
-            if lay.n_cpu_moe:
-                r.append(
-                    f"All {self.top} layers are on {where}, but the expert tensors of the first "
-                    f"{lay.n_cpu_moe} of {m.n_layer} layers stay in system RAM: that keeps "
-                    "attention and the other layers on the GPU, which is faster than moving "
-                    "whole layers to the CPU.")
-            elif s.n_ctx < train and not fixed_ctx:
-                r.append(f"Context capped at {s.n_ctx} (the model supports {train}) to keep all "
-                         f"{self.top} layers on {where}.")
-            else:
-                r.append(f"All {self.top} layers fit on {where} with a context of {s.n_ctx}.")
+                r.append(Reason("no_usable_gpu"))
         else:
-            n_cpu = self.top - lay.ngl
-            need = sum(self.layer_gpu_cost(s, il, lay.n_cpu_moe, self.gpus[-1])
-                       for il in range(self.top))
-            have = sum(d.budget for d in self.gpus)
-            if lay.ngl == 0:
-                r.append(f"The {gpu_names} cannot hold even one layer at these settings, so the "
-                         "model runs on the CPU.")
+            r += self.left_out_reasons()
+            if lay.ngl == self.top:
+                if lay.n_cpu_moe:
+                    r.append(Reason("all_layers_moe", {"layers": self.top, "gpus": gpus,
+                                                       "n_cpu_moe": lay.n_cpu_moe,
+                                                       "n_layer": m.n_layer}))
+                elif s.n_ctx < train and not fixed_ctx:
+                    r.append(Reason("ctx_capped", {"n_ctx": s.n_ctx, "n_ctx_train": train,
+                                                   "layers": self.top, "gpus": gpus}))
+                else:
+                    r.append(Reason("all_layers_fit", {"layers": self.top, "gpus": gpus,
+                                                       "n_ctx": s.n_ctx}))
             else:
-                r.append(
-                    f"{lay.ngl} of {self.top} layers on the {gpu_names}, {n_cpu} on the CPU: the "
-                    f"layers need {_gib(need)} and the GPU memory available after the margin is "
-                    f"{_gib(have)}.")
-            if lay.n_cpu_moe and lay.ngl:
-                r.append(f"Expert tensors of the first {lay.n_cpu_moe} layers stay in system RAM "
-                         "before any whole layer leaves the GPU.")
+                need = sum(self.layer_gpu_cost(s, il, lay.n_cpu_moe, self.gpus[-1])
+                           for il in range(self.top))
+                have = sum(d.budget for d in self.gpus)
+                if lay.ngl == 0:
+                    r.append(Reason("no_layer_fits", {"gpus": gpus}))
+                else:
+                    r.append(Reason("partial_offload", {
+                        "n_gpu_layers": lay.ngl, "layers": self.top,
+                        "n_cpu_layers": self.top - lay.ngl, "gpus": gpus, "need": need,
+                        "have": have}))
+                if lay.n_cpu_moe and lay.ngl:
+                    r.append(Reason("experts_first", {"n_cpu_moe": lay.n_cpu_moe}))
         if s.cache_type_k in QUANTIZED_KV and not self.p.cache_type_k:
-            half = "about half the memory of f16"
-            r.append(f"The KV cache is stored as {s.cache_type_k} ({half}) because f16 did not "
-                     "fit" + (" with every layer on the GPU." if self.gpus else "."))
+            r.append(Reason("kv_quantized", {"cache_type": s.cache_type_k,
+                                             "on_gpu": bool(self.gpus)}))
         if not fixed_ctx and s.n_ctx < train and (lay.ngl < self.top or not self.gpus):
-            r.append(f"Context set to {s.n_ctx} tokens (the model supports {train}): that is what "
-                     "fits in the memory that is left.")
+            r.append(Reason("ctx_fits_memory", {"n_ctx": s.n_ctx, "n_ctx_train": train}))
         if fixed_ctx and s.n_ctx > train > 0:
-            r.append(f"Context {s.n_ctx} is beyond the {train} tokens the model was trained on; "
-                     "quality may drop past that.")
+            r.append(Reason("ctx_beyond_training", {"n_ctx": s.n_ctx, "n_ctx_train": train}))
         if self.w.context == "fit" and not self.p.n_ctx and s.n_ctx == grid[0] and \
                 grid[0] < train:
-            r.append(f"Context kept at the floor of {grid[0]} tokens: less would make the model "
-                     "forget the conversation too soon.")
+            r.append(Reason("ctx_floor", {"n_ctx": grid[0]}))
         if s.flash_attn == "on" and not self.p.flash_attn:
-            off = compute_bytes(m, replace(s, flash_attn="off"))
-            r.append(f"Flash attention on: it keeps the compute buffer at "
-                     f"{_mib(compute_bytes(m, s))} instead of {_mib(off)}.")
+            r.append(Reason("flash_attn", {
+                "compute": compute_bytes(m, s),
+                "compute_off": compute_bytes(m, replace(s, flash_attn="off"))}))
         if not self.p.n_threads:
-            r.append(f"{s.n_threads} threads: one per physical performance core (hyper-threads and "
-                     "efficiency cores slow generation down).")
-        reserve = []
-        if self.gpus:
-            reserve.append(f"{_gib(self.w.margin)} free on each GPU")
-        reserve.append(f"{_gib(self.cpu.reserve)} of RAM for the system and other programs")
-        r.append("Keeping " + " and ".join(reserve) + ".")
+            r.append(Reason("threads", {"n_threads": s.n_threads}))
+        r.append(Reason("reserve", {"gpu_margin": self.w.margin if self.gpus else None,
+                                    "ram_reserve": self.cpu.reserve}))
         if m.context_approximate:
-            r.append(f"The {m.architecture} cache layout is estimated; the dry run checks it.")
+            r.append(Reason("cache_estimated", {"architecture": m.architecture}))
         pinned = self.p.pinned()
         if pinned:
-            r.append("Pinned by you: " + ", ".join(f"{k}={_show(v)}" for k, v in pinned.items())
-                     + ".")
+            r.append(Reason("pinned", {"pins": _json_pins(pinned)}))
 
 
 def within_budget(devices: Sequence[Device], usages: Sequence[Usage]) -> bool:
@@ -560,25 +536,15 @@ def _even_counts(n: int, parts: int) -> list[int]:
     return [n // parts + (1 if i < n % parts else 0) for i in range(parts)]
 
 
-def _join_names(names: list[str]) -> str:
-    if len(set(names)) == 1 and len(names) > 1:
-        return f"{len(names)}× {names[0]}"
-    return " + ".join(names) if names else "GPU"
+def _json_pins(pinned: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in pinned.items()}
 
 
-def _gib(n: int) -> str:
-    return f"{n / GiB:.1f} GiB"
-
-
-def _mib(n: int) -> str:
-    return f"{n / MiB:.0f} MiB"
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def _show(v: object) -> str:
-    if isinstance(v, tuple):
-        return ",".join(_num(x) for x in v)
-    return str(v)
+def _left_out_groups(left_out: Sequence[UnusedGpu]) -> list[dict[str, Any]]:
+    """GPUs left out for the same cause and backends, as one reason's params (two RTX 3090s
+    without CUDA support are one sentence, not two)."""
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for u in left_out:
+        groups.setdefault((u.cause, u.backends), []).append(u.name)
+    return [{"gpus": names, "backends": list(backends), "cause": cause}
+            for (cause, backends), names in groups.items()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -18,6 +19,23 @@ class PlannerError(Exception):
 
 class PlanDoesNotFitError(PlannerError):
     """Raised by :meth:`LaunchPlan.ensure_fits` for a plan that exceeds a device's budget."""
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One thing a plan explains, as data: ``code`` names it, ``params`` hold its numbers and
+    names (JSON values: bytes as ints, device names as strings).
+
+    The search produces these and never words them: app/planner/wording.py turns each into the
+    sentence the window and ``hearth plan`` show, and a settings panel can read the numbers
+    without parsing a sentence.
+    """
+
+    code: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "params": dict(self.params)}
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -32,13 +32,16 @@ def runner_program() -> list[str]:
 
 def build_launch(model: str, flags: list[str] | None = None,
                  base_env: Mapping[str, str] | None = None,
-                 key: str | None = None) -> RunnerLaunch:
+                 key: str | None = None,
+                 program: Sequence[str] | None = None) -> RunnerLaunch:
     """The ``serve`` command for ``model`` with extra runner ``flags`` (e.g. from a plan)."""
     key = key or secrets.token_urlsafe(32)
     env = dict(os.environ if base_env is None else base_env)
     env["HEARTH_API_KEY"] = key
     env.setdefault("PYTHONUNBUFFERED", "1")
-    prog, *pre = runner_program()
+    # The program the plan was made for (its RunnerBuild), so the dry run, the devices and
+    # the served model all come from one llama.cpp build.
+    prog, *pre = program or runner_program()
     args = [*pre, "serve", "--model", model, "--host", "127.0.0.1", "--port", "0",
             "--watch-stdin", *(flags or [])]  # exit when the app closes our stdin or dies
     return RunnerLaunch(program=prog, args=args, env=env, key=key)

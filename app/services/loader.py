@@ -2,7 +2,9 @@
 plan's flags, step down the fallback ladder on out-of-memory, measure the load once it is ready.
 
 Thin glue: the decisions live in app/loading (the ladder, the measurements, the planning
-function); this object only moves them between the task runner and the runner process.
+function); this object only moves them between the task runner and the runner process. Planning
+(asking the runner build for its devices, the dry run) is a cancellable job: unloading or closing
+the window kills the dry run instead of waiting up to a minute for it.
 """
 
 from __future__ import annotations
@@ -14,17 +16,20 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.gguf import GGUFError
+from app.jobs import CancelToken
+from app.loading.confirm import run_probe
+from app.loading.flags import plan_flags
 from app.loading.ladder import LoadLadder, classify_failure, uses_gpu
-from app.loading.measure import BuildMemo, program_key, record_load
-from app.loading.prepare import Prepared, plan_flags, prepare_load
+from app.loading.measure import record_load
+from app.loading.prepare import Prepared, Probe, prepare_load
 from app.loading.text import does_not_fit_text, gave_up_text
-from app.planner.confirm import ProbeFn, run_probe
 from app.planner.corrections import CorrectionStore
 from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan
-from app.planner.types import Wishes
+from app.planner.types import PlannerError, Wishes
 from app.runner_client import RunnerClient
-from app.runner_client.command import runner_program
+from app.runner_client.build import BuildCache, RunnerBuild, detect_runner_build
 from app.services.runner_process import RunnerProcess, RunnerState
 from app.services.tasks import TaskRunner
 
@@ -45,17 +50,21 @@ class LoadPhase(Enum):
     DIED = "died"  # the runner stopped after it was ready
 
 
-def _stores(store: CorrectionStore | None,
-            memo: BuildMemo | None) -> tuple[CorrectionStore, BuildMemo]:
-    # Made in the worker when not injected: their default paths create the cache directory,
-    # and the GUI thread does not touch the disk.
-    return store or CorrectionStore(), memo or BuildMemo()
+def _store(store: CorrectionStore | None) -> CorrectionStore:
+    # Made in the worker when not injected: its default path creates the cache directory, and
+    # the GUI thread does not touch the disk.
+    return store or CorrectionStore()
 
 
 def _default_detect() -> HardwareReport:
     from app.hardware import detect_hardware
 
     return detect_hardware()
+
+
+def _default_build(token: CancelToken) -> RunnerBuild:
+    """The runner this app starts, asked once per install (cached in the cache directory)."""
+    return detect_runner_build(token=token, cache=BuildCache())
 
 
 class ModelLoader(QObject):
@@ -72,8 +81,8 @@ class ModelLoader(QObject):
                  detect: Callable[[], HardwareReport] = _default_detect,
                  wishes: Wishes | None = None,
                  store: CorrectionStore | None = None,
-                 memo: BuildMemo | None = None,
-                 probe: ProbeFn | None = run_probe,
+                 find_build: Callable[[CancelToken], RunnerBuild] = _default_build,
+                 probe: Probe | None = run_probe,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.runner = runner
@@ -82,8 +91,9 @@ class ModelLoader(QObject):
         self._detect = detect
         self.wishes = wishes or Wishes()
         self._store = store
-        self._memo = memo
+        self._find_build = find_build
         self._probe = probe
+        self._job: CancelToken | None = None  # the plan being made
         self._report: HardwareReport | None = None
         self._generation = 0  # bumps on every load, restart and cancel: stale results drop
         self._flags: list[str] = []
@@ -92,6 +102,9 @@ class ModelLoader(QObject):
         self.ladder: LoadLadder | None = None
         self.good_plan: LaunchPlan | None = None  # the last plan the runner was ready with
         self.applied: dict[str, Correction] = {}  # measured corrections the last plan used
+        # The runner build the current plan was made for: the measurements are recorded under
+        # its key. (The runner is still started with runner_program(), the same program.)
+        self.build: RunnerBuild | None = None
         runner.ready.connect(self._on_ready)
         runner.failed.connect(self._on_failed)
         runner.state_changed.connect(self._on_state)
@@ -104,7 +117,8 @@ class ModelLoader(QObject):
 
     @property
     def planning(self) -> bool:
-        return self.phase == LoadPhase.PLANNING
+        """A plan is being made (no runner yet): the window shows a busy bar."""
+        return self.phase is LoadPhase.PLANNING
 
     @property
     def plan(self) -> LaunchPlan | None:
@@ -127,17 +141,17 @@ class ModelLoader(QObject):
         self.phase = LoadPhase.PLANNING
         cached = self._cached_hardware() if self._cached_hardware is not None else None
         cached = cached or self._report
-        program = program_key(runner_program())
-        store_in, memo_in = self._store, self._memo
+        store_in, find_build = self._store, self._find_build
         detect, probe, wishes = self._detect, self._probe, self.wishes
 
-        def work() -> Prepared:
-            store, memo = _stores(store_in, memo_in)
+        def work(token: CancelToken) -> Prepared:
+            build = find_build(token)
             return prepare_load(path, cached=cached, detect=detect, wishes=wishes,
-                                store=store, memo=memo, program=program, probe=probe)
+                                store=_store(store_in), build=build, probe=probe, token=token)
 
-        self._tasks.run(work, lambda r: self._on_prepared(gen, r),
-                        lambda e: self._on_prepare_error(gen, e))
+        self._job = self._tasks.start_job(
+            work, lambda r: self._on_prepared(gen, r), lambda e: self._on_prepare_error(gen, e),
+            name="plan", expected=(GGUFError, PlannerError, OSError))
         return True
 
     def restart(self) -> bool:
@@ -150,15 +164,20 @@ class ModelLoader(QObject):
         return True
 
     def cancel(self) -> None:
-        """The user unloads: drop a plan in the making and stop stepping down the ladder."""
+        """The user unloads: end a plan in the making (its dry run is killed, its outcome
+        dropped) and stop stepping down the ladder."""
         self._generation += 1
+        job, self._job = self._job, None
+        if job is not None:
+            job.cancel()
         if self.ladder is not None:
             self.ladder.cancel()
         if self.phase in (LoadPhase.PLANNING, LoadPhase.LOADING, LoadPhase.READY):
             self.phase = LoadPhase.IDLE
 
     def shutdown(self) -> None:
-        """The window closes: drop whatever is under way."""
+        """The window is closing: cancel whatever is under way; no signal follows. (Stopping
+        the runner process is the window's, through RunnerProcess.stop_and_wait.)"""
         self.cancel()
 
     # ---- internals ---------------------------------------------------------------------------
@@ -166,7 +185,9 @@ class ModelLoader(QObject):
     def _on_prepared(self, gen: int, result: object) -> None:
         if gen != self._generation or not isinstance(result, Prepared):
             return
+        self._job = None
         self.applied = dict(result.stored)
+        self.build = result.build
         if result.detected:
             self._report = result.hardware
             self.hardware_detected.emit(result.hardware)
@@ -179,6 +200,7 @@ class ModelLoader(QObject):
     def _on_prepare_error(self, gen: int, exc: Exception) -> None:
         if gen != self._generation:
             return
+        self._job = None
         log.info("planning %s failed: %s", self.path, exc)
         self.phase = LoadPhase.FAILED
         self.failed.emit(f"Not loaded: {exc}")
@@ -195,7 +217,9 @@ class ModelLoader(QObject):
         except Exception as exc:  # a plan made from a partial download has no path
             self._give_up(str(exc))
             return
-        self.runner.start(self.path, [*flags, *self._flags])
+        build = self.build
+        self.runner.start(self.path, [*flags, *self._flags],
+                          program=build.program if build is not None else None)
 
     def _retry(self, gen: int) -> None:
         ladder = self.ladder
@@ -217,15 +241,15 @@ class ModelLoader(QObject):
 
     def _measure(self, plan: LaunchPlan) -> None:
         url, key = self.runner.url, self.runner.key
-        store_in, memo_in = self._store, self._memo
-        program = program_key(runner_program())
+        store_in, build = self._store, self.build
         path = self.path
+        if build is None:  # a runner this loader did not plan for: no build to key it by
+            return
 
         def work() -> Any:
             with RunnerClient(url, key, timeout=5.0) as client:
                 status = client.status()
-            store, memo = _stores(store_in, memo_in)
-            return record_load(store, memo, program, path, plan, status)
+            return record_load(_store(store_in), build, path, plan, status)
 
         self._tasks.run(work, self.measured.emit,
                         lambda e: log.info("could not record the load's memory: %s", e))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -77,12 +78,13 @@ class RunnerProcess(QObject):
     def key(self) -> str | None:
         return self._launch.key if self._launch else None
 
-    def start(self, model: str, flags: list[str] | None = None) -> None:
+    def start(self, model: str, flags: list[str] | None = None,
+              program: Sequence[str] | None = None) -> None:
         if self._proc is not None:
             raise RuntimeError("stop the running model first")
         self._generation += 1
         self.model = model
-        self._launch = launch = build_launch(model, flags)
+        self._launch = launch = build_launch(model, flags, program=program)
         self._stdout = self._stderr = b""
         self._last_error = ""
         self.last_exit = None

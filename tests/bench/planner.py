@@ -82,12 +82,13 @@ def plan_latency() -> list[str]:
     for _ in range(3):
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-c",
-                               "import sys; from app.planner.cli import main; "
+                               "import sys; from app.loading.cli import main; "
                                "sys.exit(main(sys.argv[1:]))", str(path), "--json"],
                               capture_output=True, text=True, cwd=ROOT)
         times.append(time.perf_counter() - start)
         assert done.returncode == 0, done.stderr
-    probe = json.loads(done.stdout).get("probe", "")
+    out = json.loads(done.stdout)  # the dry run's verdict is the plan's last reason
+    probe = out.get("probe") or (out["reasons"][-1] if out["reasons"] else "")
     return [f"plan latency (hearth plan incl. hardware detection and dry run, new process): "
             f"best {min(times):.2f}s, median {sorted(times)[1]:.2f}s  [{probe}]"]
 

@@ -12,6 +12,7 @@ import json
 import os
 import stat
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from app.planner.corrections import CorrectionStore, model_key
 from app.services.runner_process import RunnerState
 from tests.fixtures.models import TINY, model_path
 from tests.gui.conftest import load
+from tests.unit.loading.stand_in import alive, make_stand_in
+from tests.unit.planner.conftest import load_report
 
 REPO = Path(__file__).resolve().parents[2]
 # Trained for 8192 tokens: the plan picks a context the runner's own default (4096) is not, and
@@ -114,7 +117,7 @@ def test_load_plans_first_and_starts_with_the_plan(qtbot: Any, make_window: Any,
     # The key numbers in the status line; the reasons in its tooltip and behind the toggle.
     text = window.status.text()
     assert "is ready" in text and "on the CPU" in text and "context 8192" in text
-    assert plan.reasons[0] in window.status.toolTip()
+    assert plan.reason_texts()[0] in window.status.toolTip()
     assert window.why_btn.isVisible() and not window.reasons_label.isVisible()
     qtbot.mouseClick(window.why_btn, Qt.MouseButton.LeftButton)
     assert window.reasons_label.isVisible()
@@ -159,7 +162,7 @@ def test_load_is_measured_and_the_next_plan_uses_it(qtbot: Any, make_window: Any
         qtbot.mouseClick(window.unload_btn, Qt.MouseButton.LeftButton)
     load(qtbot, window, long_model)
     assert window.loader.applied == expected
-    assert any("earlier load" in r for r in window.loader.plan.reasons)
+    assert any("earlier load" in r for r in window.loader.plan.reason_texts())
 
 
 def test_out_of_memory_steps_down_the_ladder(qtbot: Any, make_window: Any, long_model: str,
@@ -244,3 +247,40 @@ def test_plan_parts_start_folded_away(make_window: Any) -> None:
     window = make_window()
     assert not window.why_btn.isVisible() and not window.restart_btn.isVisible()
     assert not window.steps_label.isVisible() and not window.reasons_label.isVisible()
+
+
+@pytest.mark.parametrize("how", ["cancel", "shutdown"])
+def test_unloading_while_planning_kills_the_dry_run(qtbot: Any, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    tiny_model: str, how: str) -> None:
+    """Defect: Unload (or closing the window) during the dry run left it running for up to a
+    minute, and its plan could still arrive and start the runner."""
+    from PySide6.QtCore import QObject
+
+    from app.services.loader import ModelLoader
+    from app.services.runner_process import RunnerProcess
+    from app.services.tasks import TaskRunner
+
+    fake = make_stand_in(tmp_path / "runner", monkeypatch, probe_sleep=60)
+    parent = QObject()
+    tasks = TaskRunner(parent, name="tasks")
+    runner = RunnerProcess(TaskRunner(parent, max_threads=1, name="polls"), parent)
+    loader = ModelLoader(runner, tasks, cached_hardware=lambda: load_report("cpu_only_16gb"),
+                         store=CorrectionStore(tmp_path / "c.json"), parent=parent)
+    said: list[tuple[str, Any]] = []
+    loader.planned.connect(lambda p: said.append(("planned", p)))
+    loader.failed.connect(lambda m: said.append(("failed", m)))
+
+    assert loader.load(tiny_model) and loader.planning
+    qtbot.waitUntil(lambda: fake.probe_pid() is not None, timeout=30_000)
+    pid = fake.probe_pid()
+    assert pid is not None and alive(pid)
+    started = time.monotonic()
+    loader.cancel() if how == "cancel" else loader.shutdown()
+    assert not loader.planning and not loader.busy
+    qtbot.waitUntil(lambda: not alive(pid), timeout=1000)
+    assert time.monotonic() - started < 1.0
+    qtbot.wait(500)
+    assert said == []  # the cancelled plan says nothing: not planned, not failed
+    assert runner.state == RunnerState.STOPPED
+    assert [c[0] for c in fake.calls()] == ["devices", "probe"]

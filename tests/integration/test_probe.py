@@ -152,7 +152,7 @@ def test_app_probes_with_the_runner_it_will_serve_with(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The app's dry run goes through ``HEARTH_RUNNER`` (a frozen build's runner), as serving
     does: a wrapper around the real runner records that it was the one asked."""
-    from app.planner.confirm import run_probe as app_probe
+    from app.loading.confirm import run_probe as app_probe
 
     marker = tmp_path / "called"
     wrapper = tmp_path / "hearth-runner"

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from app.gguf import ModelInfo
 from app.loading.ladder import LadderState, LoadLadder, classify_failure, uses_gpu
-from app.planner import LaunchPlan, Wishes, plan
+from app.planner import LaunchPlan, Reason, Wishes, plan
 from tests.unit.loading.conftest import load_report
 
 
@@ -49,7 +47,7 @@ def test_out_of_memory_ladder_shrinks_and_ends(llama8b: ModelInfo) -> None:
     assert ladder.attempts == len(tried) <= ladder.max_attempts
     ctxs = [p.settings.n_ctx for p in tried]
     assert ctxs == sorted(ctxs, reverse=True)
-    assert ladder.steps == [p.reasons[-1] for p in tried[1:]]
+    assert ladder.steps == [p.reason_texts()[-1] for p in tried[1:]]
     assert ladder.steps[0] == (f"Out of memory: retrying with a context of {ctxs[1]} instead of "
                                f"{ctxs[0]}.")
     assert all(s.startswith("Out of memory") for s in ladder.steps)
@@ -75,7 +73,7 @@ def test_cap_holds_even_for_a_step_function_that_never_ends(llama8b: ModelInfo) 
     first = _gpu_plan(llama8b)
 
     def forever(p: LaunchPlan, _kind: str) -> LaunchPlan:
-        return replace(p, reasons=[*p.reasons, "again"])
+        return p.explained(Reason("fallback_kv", {"cache_type": "q8_0"}))
 
     ladder = LoadLadder(first, max_attempts=5, step=forever)
     n = 0

@@ -1,4 +1,4 @@
-"""Measure, then remember: predicted vs measured per device, the build key, the build memo."""
+"""Measure, then remember: predicted vs measured per device, keyed by the runner build."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from pathlib import Path
 
 from app.gguf import ModelInfo
 from app.loading.measure import (
-    BuildMemo,
     build_key,
     measurements,
     record_load,
@@ -14,7 +13,9 @@ from app.loading.measure import (
 )
 from app.planner import Correction, Wishes, plan
 from app.planner.corrections import CorrectionStore, model_key
+from app.runner_client.build import RunnerBuild, runner_build_from_json
 from tests.unit.loading.conftest import load_report
+from tests.unit.loading.stand_in import recorded_devices
 
 BUILD = {"llama_cpp_python": "0.3.36", "gpu_offload": True, "system_info": "CUDA : ARCHS = 890"}
 
@@ -36,14 +37,14 @@ def test_build_key_is_stable_and_tells_builds_apart() -> None:
     assert build_key({}).startswith("llama-cpp-python-unknown-cpu-")
 
 
-def test_build_memo(tmp_path: Path) -> None:
-    memo = BuildMemo(tmp_path / "b.json")
-    assert memo.get("python -m runner") is None
-    memo.put("python -m runner", "b1")
-    memo.put("/opt/runner-cuda", "b2")
-    assert memo.get("python -m runner") == "b1" and memo.get("/opt/runner-cuda") == "b2"
-    (tmp_path / "b.json").write_text("[not a dict")
-    assert memo.get("python -m runner") is None
+def test_the_key_known_before_a_load_names_the_build_the_status_reports() -> None:
+    devices = recorded_devices("cpu_only_build")
+    before = runner_build_from_json(["prog"], devices)
+    after = build_key({"llama_cpp_python": devices["llama_cpp_version"], "gpu_offload": False,
+                       "system_info": devices["system_info"]})
+    assert before.key == after
+    cuda = runner_build_from_json(["prog"], recorded_devices("cuda_2x3090"))
+    assert cuda.key is not None and "-gpu-" in cuda.key and cuda.key != before.key
 
 
 def test_settings_match(llama8b: ModelInfo) -> None:
@@ -77,18 +78,26 @@ def test_record_load_stores_what_the_next_plan_reads(tmp_path: Path, llama8b: Mo
     model_file.write_bytes(b"GGUF")
     p = plan(llama8b, load_report("rtx4090_24gb"), Wishes())
     gpu = p.gpus[0].usage
-    store, memo = CorrectionStore(tmp_path / "c.json"), BuildMemo(tmp_path / "b.json")
+    store = CorrectionStore(tmp_path / "c.json")
+    build = RunnerBuild(program=("prog",), key="the-build-key")
     status = {"build": BUILD, "settings": _reported(p.settings),
               "memory": [{"device": "CUDA0", "kv": int(gpu.kv * 1.1),
                           "compute": int(gpu.compute * 1.5)}]}
-    found = record_load(store, memo, "prog", str(model_file), p, status)
+    found = record_load(store, build, str(model_file), p, status)
     assert len(found) == 1
-    assert memo.get("prog") == build_key(BUILD)
-    corr = store.corrections(model_key(model_file), build_key(BUILD))
+    # Keyed by the build the plan was made for, which the next plan reads before any load.
+    corr = store.corrections(model_key(model_file), "the-build-key")
     assert abs(corr["CUDA0"].kv - 1.1) < 0.01 and abs(corr["CUDA0"].compute - 1.5) < 0.01
+    assert store.corrections(model_key(model_file), build_key(BUILD)) == {}
 
-    # The user's flags overrode the plan: the build is remembered, the measurement is not.
+    # A build nobody could ask before the load is named by what the runner reports.
+    unknown = CorrectionStore(tmp_path / "u.json")
+    record_load(unknown, RunnerBuild.unknown(("prog",), "no answer"), str(model_file), p,
+                status)
+    assert "CUDA0" in unknown.corrections(model_key(model_file), build_key(BUILD))
+
+    # The user's flags overrode the plan: the measurement is not recorded.
     other = CorrectionStore(tmp_path / "c2.json")
     status["settings"] = {**status["settings"], "ctx_size": 512}
-    assert record_load(other, memo, "prog", str(model_file), p, status) == []
+    assert record_load(other, build, str(model_file), p, status) == []
     assert not other.path.exists()

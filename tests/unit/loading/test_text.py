@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.gguf import ModelInfo
 from app.loading import text
-from app.planner import Pins, Wishes, next_fallback, plan
+from app.planner import Pins, Reason, Wishes, next_fallback, plan
 from tests.unit.loading.conftest import load_report
 
 
@@ -43,8 +43,8 @@ def test_reasons_list(llama8b: ModelInfo) -> None:
     p = plan(llama8b, load_report("rtx4090_24gb"), Wishes())
     q = next_fallback(p, "oom")
     assert q is not None
-    lines = text.reasons_text(q, [q.reasons[-1]]).splitlines()
-    assert lines == [f"• {r}" for r in q.reasons]  # the step is already a reason: not twice
+    lines = text.reasons_text(q, [q.reason_texts()[-1]]).splitlines()
+    assert lines == [f"• {r}" for r in q.reason_texts()]  # the step is a reason: not twice
     assert text.reasons_text(p, ["Extra step."]).splitlines()[-1] == "• Extra step."
 
 
@@ -63,5 +63,8 @@ def test_failure_texts(llama8b: ModelInfo, real_models: dict[str, ModelInfo]) ->
         "conversation is kept.")
     huge = plan(real_models["Llama-3.1-70B-Instruct"], load_report("cpu_only_16gb"), Wishes())
     assert not huge.fits
-    assert text.does_not_fit_text(huge) == f"Not loaded: {huge.reasons[-1]}"
-    assert "needs" in huge.reasons[-1]
+    assert text.does_not_fit_text(huge) == f"Not loaded: {huge.reason_texts()[-1]}"
+    assert "needs" in huge.reason_texts()[-1]
+    # A note added after the planner's verdict (stored measurements, the dry run) is not why.
+    noted = huge.explained(Reason("stored_corrections", {"corrections": {}}))
+    assert text.does_not_fit_text(noted) == text.does_not_fit_text(huge)

@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 
 from app.gguf import ModelInfo
-from app.planner import LaunchPlan, Pins, Wishes, plan, plan_for_devices
+from app.planner import LaunchPlan, Pins, Wishes, plan
 from app.planner.devices import ram_headroom
 from app.planner.memory import predict_counts
 from app.planner.plan import within_budget
-from app.planner.types import Device, GiB, PlanDoesNotFitError
+from app.planner.types import GiB, PlanDoesNotFitError
 from tests.unit.planner.conftest import REPORT_NAMES, load_report
 
 
@@ -55,7 +55,7 @@ def test_real_shapes_on_recorded_hardware(report: str, real_models: dict[str, Mo
         for b in p.devices:
             assert b.device.budget == max(0, b.device.free - b.device.reserve)
         if not p.fits:
-            assert "needs" in p.reasons[-1], name
+            assert "needs" in p.reason_texts()[-1], name
             with pytest.raises(PlanDoesNotFitError):
                 p.ensure_fits()
             continue
@@ -64,7 +64,8 @@ def test_real_shapes_on_recorded_hardware(report: str, real_models: dict[str, Mo
             assert b.usage.total <= b.device.free - Wishes().margin, (name, b.device.name)
         assert p.settings.n_ctx >= min(4096, model.n_ctx_train)
         assert_tight(p)
-        assert p.reasons and all(r.endswith((".", ")")) for r in p.reasons), p.reasons
+        texts = p.reason_texts()
+        assert texts and all(r.endswith((".", ")")) for r in texts), texts
 
 
 def test_expected_outcomes_on_a_4090(real_models: dict[str, ModelInfo]) -> None:
@@ -74,7 +75,7 @@ def test_expected_outcomes_on_a_4090(real_models: dict[str, ModelInfo]) -> None:
     qwen = plan(real_models["Qwen2.5-32B-Instruct"], hw, Wishes())
     assert qwen.settings.n_gpu_layers == 65
     assert 4096 <= qwen.settings.n_ctx < 32768
-    assert any("Context capped at" in r and "65 layers" in r for r in qwen.reasons)
+    assert any("Context capped at" in r and "65 layers" in r for r in qwen.reason_texts())
     # MoE: experts go to the CPU before any whole layer does
     mix = plan(real_models["Mixtral-8x7B-Instruct-v0.1"], hw, Wishes())
     assert mix.settings.n_gpu_layers == 33 and mix.settings.n_cpu_moe > 0
@@ -89,9 +90,6 @@ def test_two_gpus_split_the_layers(real_models: dict[str, ModelInfo]) -> None:
     assert p.fits and p.settings.n_gpu_layers == 81
     assert len(p.settings.tensor_split) == 2 and all(x > 0 for x in p.settings.tensor_split)
     assert sum(p.settings.tensor_split) == 81
-    args = p.runner_args()
-    assert args[args.index("--tensor-split") + 1] == ",".join(
-        str(int(x)) for x in p.settings.tensor_split)
 
 
 def test_context_first_keeps_context(real_models: dict[str, ModelInfo]) -> None:
@@ -122,7 +120,7 @@ def test_pins_stay_pinned(real_models: dict[str, ModelInfo]) -> None:
     assert p.fits
     assert p.settings.n_gpu_layers == 40
     assert p.settings.cache_type_k == "q8_0"
-    assert any("Pinned by you" in r for r in p.reasons)
+    assert any("Pinned by you" in r for r in p.reason_texts())
     # the context grows into the room the pinned layers leave
     assert p.settings.n_ctx == 32768 or not within_budget(
         [b.device for b in p.devices], _usages(p, n_ctx=p.settings.n_ctx + 256))
@@ -134,9 +132,12 @@ def test_pins_that_cannot_fit_say_so(real_models: dict[str, ModelInfo]) -> None:
     p = plan(m, hw, Wishes(pins=Pins(n_gpu_layers=81, n_ctx=32768)))
     assert not p.fits
     assert p.settings.n_gpu_layers == 81 and p.settings.n_ctx == 32768
-    assert "pinned" in p.reasons[-1] and "n_gpu_layers=81" in p.reasons[-1]
+    why = p.reason_texts()[-1]
+    assert "pinned" in why and "n_gpu_layers=81" in why
+    assert p.reasons[-1].code == "does_not_fit"
+    assert p.reasons[-1].params["pinned"] == {"n_gpu_layers": 81, "n_ctx": 32768}
     bad = plan(m, hw, Wishes(pins=Pins(flash_attn="off", cache_type_v="q8_0")))
-    assert not bad.fits and "flash attention" in bad.reasons[-1]
+    assert not bad.fits and "flash attention" in bad.reason_texts()[-1]
 
 
 def test_quantized_kv_only_when_allowed(real_models: dict[str, ModelInfo]) -> None:
@@ -177,21 +178,6 @@ def test_margin_is_configurable(real_models: dict[str, ModelInfo]) -> None:
     assert tight.settings.n_ctx > loose.settings.n_ctx
 
 
-def test_runner_args_parse_with_the_runner_flags(real_models: dict[str, ModelInfo]) -> None:
-    from runner.memory import build_parser
-    from runner.settings import settings_from_args
-
-    p = plan(real_models["Mixtral-8x7B-Instruct-v0.1"], load_report("rtx4090_24gb"), Wishes())
-    args = build_parser().parse_args(p.runner_args())
-    ls = settings_from_args(args)
-    s = p.settings
-    assert (ls.ctx_size, ls.n_gpu_layers, ls.batch_size, ls.ubatch_size) == (
-        s.n_ctx, s.n_gpu_layers, s.n_batch, s.n_ubatch)
-    assert (ls.threads, ls.flash_attn, ls.cache_type_k, ls.cache_type_v) == (
-        s.n_threads, s.flash_attn, s.cache_type_k, s.cache_type_v)
-    assert args.n_cpu_moe == s.n_cpu_moe
-
-
 def test_json_shape(real_models: dict[str, ModelInfo]) -> None:
     p = plan(real_models["gemma-3-27b-it"], load_report("2x3090"), Wishes())
     j = p.to_json()
@@ -202,13 +188,5 @@ def test_json_shape(real_models: dict[str, ModelInfo]) -> None:
         assert {"name", "total", "free"} <= set(d)
         assert all(isinstance(d["predicted"][k], int) for k in ("weights", "kv", "compute"))
     assert isinstance(j["reasons"], list) and j["reasons"]
-
-
-def test_bytes_only_plan_has_no_runner_args(real_models: dict[str, ModelInfo]) -> None:
-    from app.planner.types import PlannerError
-
-    m = replace(real_models["Llama-3.1-8B-Instruct"], paths=())
-    cpu = Device("CPU", "cpu", "cpu", 0, 64 * GiB, 64 * GiB, 0, 2 * GiB, llama_name="CPU")
-    p = plan_for_devices(m, [cpu], 4, Wishes())
-    with pytest.raises(PlannerError, match="download"):
-        p.runner_args()
+    assert [r["code"] for r in j["reason_records"]] == [r.code for r in p.reasons]
+    assert j["reasons"] == p.reason_texts()

@@ -4,6 +4,9 @@
 When its KV or compute figure for a device differs from the prediction by more than the
 tolerance, the ratio becomes a :class:`Correction` and the planner plans again with it (at most
 twice: the dry run is deterministic, so a second disagreement means something else is wrong).
+
+The dry run is a child process that may take a minute: it runs the same program that will serve
+(the runner build's), and a cancel token kills it at once when the user unloads or closes.
 """
 
 from __future__ import annotations
@@ -11,12 +14,16 @@ from __future__ import annotations
 import json
 import logging
 import subprocess
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from app.jobs import CancelToken
+from app.loading.flags import plan_args
 from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan
+from app.planner.types import Reason
+from app.runner_client.build import run_runner
 from app.runner_client.command import runner_program
 
 log = logging.getLogger(__name__)
@@ -25,6 +32,7 @@ TOLERANCE = 0.02  # 2 %
 SLACK_BYTES = 1 << 20  # differences under 1 MiB are rounding in llama.cpp's MiB log lines
 PROBE_TIMEOUT_S = 60.0
 
+# What confirm() calls: the plan's flags in, the dry run's JSON out.
 ProbeFn = Callable[[list[str]], dict[str, Any]]
 
 
@@ -40,18 +48,21 @@ class Confirmation:
     confirmed: bool
     probe: dict[str, Any] | None
     corrections: dict[str, Correction]
-    note: str
+    note: Reason
 
 
-def run_probe(args: list[str], timeout: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
-    """Run ``<runner program> probe <args>`` and return its JSON.
+def run_probe(args: list[str], program: Sequence[str] | None = None, *,
+              token: CancelToken | None = None,
+              timeout: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
+    """Run ``<program> probe <args>`` and return its JSON.
 
-    The same program that will serve the model (a frozen build's own runner, ``HEARTH_RUNNER``):
-    a dry run by another llama.cpp build could allocate differently.
+    ``program``: the runner build's program (default: the runner this app starts). A dry run by
+    another llama.cpp build could allocate differently. Cancelling ``token`` kills the dry run
+    and raises :class:`~app.jobs.CancelledError`.
     """
-    cmd = [*runner_program(), "probe", *args]
+    cmd = [*(program or runner_program()), "probe", *args]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        done = run_runner(cmd, timeout=timeout, token=token)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ProbeUnavailableError(f"the runner's dry run could not run ({exc})") from exc
     lines = [ln for ln in done.stdout.splitlines() if ln.strip().startswith("{")]
@@ -60,8 +71,8 @@ def run_probe(args: list[str], timeout: float = PROBE_TIMEOUT_S) -> dict[str, An
     except ValueError:
         data = {}
     if done.returncode != 0 or not data or "error" in data:
-        why = data.get("error") or done.stderr.strip().splitlines()[-1:] or ["no output"]
-        raise ProbeUnavailableError(f"the runner's dry run failed: {why if isinstance(why, str) else why[0]}")
+        why = data.get("error") or (done.stderr.strip().splitlines()[-1:] or ["no output"])[0]
+        raise ProbeUnavailableError(f"the runner's dry run failed: {why}")
     return data
 
 
@@ -89,42 +100,39 @@ def _factor(measured: int, predicted: int) -> float:
     return measured / predicted
 
 
+def corrections_params(corrections: Mapping[str, Correction]) -> dict[str, Any]:
+    """Corrections as a reason's params: ``{"corrections": {device: {kv, compute}}}``."""
+    return {"corrections": {dev: {"kv": c.kv, "compute": c.compute}
+                            for dev, c in sorted(corrections.items())}}
+
+
 def confirm(replan: Callable[[Mapping[str, Correction]], LaunchPlan], first: LaunchPlan,
             probe: ProbeFn = run_probe, max_rounds: int = 2) -> Confirmation:
-    """Probe ``first``; while the dry run disagrees, re-plan with its corrections."""
+    """Probe ``first``; while the dry run disagrees, re-plan with its corrections.
+
+    A cancelled dry run's CancelledError passes through: there is no plan to go on with.
+    """
     current = first
     corrections: dict[str, Correction] = {}
     result: dict[str, Any] | None = None
     for round_no in range(max_rounds + 1):
         try:
-            result = probe(current.runner_args())
+            result = probe(plan_args(current))
         except ProbeUnavailableError as exc:
             log.info("plan not confirmed: %s", exc)
-            return Confirmation(current, False, None, corrections,
-                                f"Not checked with llama.cpp's dry run: {exc}.")
+            note = Reason("probe_unavailable", {"why": str(exc)})
+            return Confirmation(current.explained(note), False, None, corrections, note)
         found = disagreements(current, result)
         if not found:
-            note = "Checked with llama.cpp's dry run: the prediction matches."
+            note = Reason("probe_matches")
             if round_no:
-                note = ("Checked with llama.cpp's dry run, which corrected the first estimate "
-                        f"({_describe(corrections)}).")
-            reasons = [*current.reasons, note]
-            return Confirmation(replace(current, reasons=reasons), True, result, corrections,
-                                note)
+                note = Reason("probe_corrected", corrections_params(corrections))
+            return Confirmation(current.explained(note), True, result, corrections, note)
         for dev, c in found.items():
             old = corrections.get(dev, Correction())
             corrections[dev] = Correction(kv=old.kv * c.kv, compute=old.compute * c.compute)
         if round_no == max_rounds:
             break
         current = replan(corrections)
-    note = ("llama.cpp's dry run still disagrees with the planner after correcting it "
-            f"({_describe(corrections)}); the plan keeps the corrected figures.")
-    return Confirmation(replace(current, reasons=[*current.reasons, note]), False, result,
-                        corrections, note)
-
-
-def _describe(corrections: Mapping[str, Correction]) -> str:
-    parts = []
-    for dev, c in corrections.items():
-        parts.append(f"{dev}: KV ×{c.kv:.3f}, compute ×{c.compute:.3f}")
-    return "; ".join(parts) or "no change"
+    note = Reason("probe_disagrees", corrections_params(corrections))
+    return Confirmation(current.explained(note), False, result, corrections, note)
