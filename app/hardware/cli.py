@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.hardware.report import GpuInfo, HardwareReport
+from app.jobs import CancelToken
 
 GiB = 1024**3
 
@@ -85,20 +86,22 @@ def runner_devices(program: Sequence[str] | None = None) -> dict[str, Any]:
     return query_runner_devices([*(program or runner_program()), "devices"])
 
 
-def query_runner_devices(command: list[str], timeout: float = RUNNER_TIMEOUT) -> dict[str, Any]:
-    """Run ``hearth-runner devices`` and return its JSON; raises RunnerDevicesError."""
+def query_runner_devices(command: list[str], timeout: float = RUNNER_TIMEOUT,
+                         token: CancelToken | None = None) -> dict[str, Any]:
+    """Run ``hearth-runner devices`` and return its JSON; raises RunnerDevicesError (and
+    CancelledError when ``token`` is cancelled: the child is killed at once)."""
     from app.hardware.merge import RunnerDevicesError
+    from app.runner_client.build import run_runner
 
     try:
-        proc = subprocess.run(
-            command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-        )
+        proc = run_runner(command, timeout=timeout, token=token)
     except subprocess.TimeoutExpired as exc:
         raise RunnerDevicesError(f"The runner did not list its devices within {timeout:g} s.") from exc
     except OSError as exc:
         raise RunnerDevicesError(f"The runner could not be started: {exc}") from exc
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("{", "["))]
     try:
-        data = json.loads(proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "")
+        data = json.loads(lines[-1] if lines else "")
     except ValueError as exc:
         detail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         raise RunnerDevicesError(f"The runner did not answer with its devices: {detail}") from exc

@@ -181,24 +181,9 @@ def run_runner(argv: Sequence[str], *, timeout: float,
 def query_devices(program: Sequence[str], *, timeout: float = DEVICES_TIMEOUT_S,
                   token: CancelToken | None = None) -> dict[str, Any]:
     """Run ``<program> devices`` and return its JSON; raises RunnerDevicesError."""
-    try:
-        done = run_runner([*program, "devices"], timeout=timeout, token=token)
-    except subprocess.TimeoutExpired as exc:
-        raise RunnerDevicesError(
-            f"The runner did not list its devices within {timeout:g} s.") from exc
-    except OSError as exc:
-        raise RunnerDevicesError(f"The runner could not be started: {exc}") from exc
-    lines = [ln for ln in done.stdout.splitlines() if ln.strip().startswith("{")]
-    try:
-        data = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and "error" in data:
-        raise RunnerDevicesError(str(data["error"]))
-    if not isinstance(data, dict):
-        detail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        raise RunnerDevicesError(f"The runner did not answer with its devices: {detail}")
-    return data
+    from app.hardware.cli import query_runner_devices
+
+    return query_runner_devices([*program, "devices"], timeout=timeout, token=token)
 
 
 # -- the cache ------------------------------------------------------------------------------------
