@@ -42,9 +42,21 @@ def cache_dir() -> Path:
     return _ensure(_root("cache"))
 
 
+def models_dir() -> Path:
+    """Where Hearth downloads models (``HEARTH_MODELS_DIR`` moves it; the library settings can
+    name another folder)."""
+    override = os.environ.get("HEARTH_MODELS_DIR")
+    return _ensure(Path(override) if override else _root("data") / "models")
+
+
 def log_dir() -> Path:
     """The rotating application log and the runner's logs."""
     return _ensure(_root("log"))
+
+
+def resources_dir() -> Path:
+    """Data files shipped with Hearth (the curated model list, icons)."""
+    return Path(__file__).resolve().parents[1] / "resources"
 
 
 def _ensure(path: Path) -> Path:

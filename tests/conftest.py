@@ -8,3 +8,12 @@ import tempfile
 # Before anything imports Qt or app.paths: tests never touch the user's real files or display.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["HEARTH_HOME"] = tempfile.mkdtemp(prefix="hearth-test-home-")
+# Nothing reaches huggingface.co from a test: the Hub's address is a closed local port unless a
+# test starts the fake Hub (tests/fixtures/fake_hub.py), and its cache and token are temporary.
+os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
+os.environ["HF_HOME"] = os.path.join(os.environ["HEARTH_HOME"], "hf-home")
+os.environ.pop("HF_TOKEN", None)
+os.environ.pop("HF_HUB_OFFLINE", None)
+# No test may read or write the real OS keyring; tests that need one install an in-memory one.
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+os.environ["HEARTH_MODELS_DIR"] = os.path.join(os.environ["HEARTH_HOME"], "models")

@@ -8,6 +8,7 @@ protocol can only name them (``Any``), their payloads are documented beside each
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from app.runner_client import RunnerClient
@@ -81,3 +82,112 @@ class LibraryLike(Protocol):
         """Record that ``path`` was chosen; returns the new list at once (saved in the
         background)."""
         ...
+
+
+# -- getting models: the Discover tab, the downloads, the local library ---------------------------
+
+
+@dataclass(frozen=True)
+class DownloadRow:
+    """One download as the queue view shows it."""
+
+    id: str
+    title: str  # "owner/repo · file.gguf"
+    state: str  # queued | downloading | paused | failed | done
+    done: int  # bytes
+    total: int | None
+    speed: float  # bytes/s, smoothed (0 when not downloading)
+    eta: float | None  # seconds
+    phase: str  # "downloading", "verifying", "retrying in 4 s: …", "paused: disk full", …
+    error: str = ""  # the sentence to show when failed or paused by a problem
+
+
+@dataclass(frozen=True)
+class LocalRow:
+    """One model on this computer as the library view shows it."""
+
+    path: str  # the file to load (first part of a split model)
+    name: str
+    size: int
+    source: str  # "Hearth", "Hugging Face cache", "LM Studio", "Ollama", "Jan", "GPT4All", "Folder"
+    own: bool  # in Hearth's own models folder: the only ones Hearth may delete
+    quantization: str | None
+    architecture: str | None
+    parameters: int | None
+    context_length: int | None
+    verdict: Any = None  # app.hub.verdict.Verdict | None (None: not planned yet)
+    error: str | None = None  # the header could not be read: why
+
+
+class HubLike(Protocol):
+    """Hugging Face search, repository pages and fit verdicts (app/services/hub.py).
+
+    Every call returns at once; results come as signals on the GUI thread.
+    """
+
+    results: Any  # Signal(list[RepoSummary], bool append, bool has_more)
+    details: Any  # Signal(RepoDetails)
+    verdict: Any  # Signal(str repo_id, str group name, Verdict | str error sentence)
+    recommended: Any  # Signal(list[tuple[Recommendation, RepoDetails | None, Verdict | None]])
+    unreachable: Any  # Signal(str): one line for the banner (no network, DNS, 5xx)
+    failed: Any  # Signal(str): anything else (repo not found, gated, …)
+
+    def search(self, query: str, sort: str = "trending") -> None: ...
+
+    def more(self) -> None: ...
+
+    def open_repo(self, repo_id: str) -> None: ...
+
+    def load_recommended(self) -> None: ...
+
+    def retry(self) -> None:
+        """Repeat the last request that found the Hub unreachable."""
+        ...
+
+
+class DownloadsLike(Protocol):
+    """The download queue (app/services/downloads.py)."""
+
+    changed: Any  # Signal(): rows added, removed or changed state
+    progress: Any  # Signal(DownloadRow): throttled, at most a few per second per download
+    finished: Any  # Signal(str path): a verified model is in the library
+    failed: Any  # Signal(str id, str sentence)
+
+    def rows(self) -> list[DownloadRow]: ...
+
+    def enqueue(self, details: Any, group: Any) -> str:
+        """Queue ``group`` (FileGroup) of ``details`` (RepoDetails); returns the id, or raises
+        HubError with a sentence (unsafe name, disk full before start)."""
+        ...
+
+    def pause(self, id: str) -> None: ...
+
+    def resume(self, id: str) -> None: ...
+
+    def cancel(self, id: str) -> None:
+        """Stop and delete what was downloaded of it."""
+        ...
+
+    def retry(self, id: str) -> None: ...
+
+
+class LocalModelsLike(Protocol):
+    """The models on this computer (app/services/local_models.py)."""
+
+    changed: Any  # Signal(list[LocalRow])
+    busy_changed: Any  # Signal(bool): scanning
+
+    def rows(self) -> list[LocalRow]: ...
+
+    def rescan(self) -> None: ...
+
+    def add_folder(self, folder: str) -> None: ...
+
+    def delete(self, path: str) -> None:
+        """Delete a model in Hearth's own folder (refused with a sentence otherwise)."""
+        ...
+
+    def verify(self, path: str) -> None: ...
+
+    verified: Any  # Signal(str path, bool ok | None unknown, str sentence)
+    failed: Any  # Signal(str sentence)

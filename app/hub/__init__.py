@@ -1,0 +1,1 @@
+"""Hugging Face: search, repository details, remote GGUF headers, downloads (no Qt)."""
