@@ -12,18 +12,22 @@ import logging
 import logging.handlers
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QObject
 
     from app.services.chat_session import ChatSession
     from app.services.chat_stream import ChatStreamer
+    from app.services.downloads import DownloadManager
     from app.services.hardware import HardwareService
+    from app.services.hub import HubService
     from app.services.loader import ModelLoader
+    from app.services.local_models import LocalModelsService
     from app.services.runner_process import RunnerProcess
     from app.services.storage import ConversationService, ModelLibraryService, StoreService
     from app.services.tasks import TaskRunner
@@ -42,10 +46,19 @@ def main(argv: list[str] | None = None) -> int:
         from app.loading.cli import main as plan_main
 
         return plan_main(argv[1:])
+    if argv and argv[0] in ("search", "download", "models", "login"):
+        from app.hub import cli as hub_cli
+
+        command = {"search": hub_cli.search_main, "download": hub_cli.download_main,
+                   "models": hub_cli.models_main, "login": hub_cli.login_main}[argv[0]]
+        return command(argv[1:])
     parser = argparse.ArgumentParser(
         prog="hearth", description="Run open LLMs on your own computer.",
         epilog="subcommands: 'hearth hardware [--json]' shows what this machine has; "
-               "'hearth plan MODEL' shows the settings Hearth would load a model with.")
+               "'hearth plan MODEL|hf://OWNER/REPO/FILE' shows the settings Hearth would load a "
+               "model with; 'hearth search QUERY', 'hearth download REPO [FILE | --quant Q]', "
+               "'hearth models' (the models on this computer), 'hearth login' (a Hugging Face "
+               "token into the keyring).")
     parser.add_argument("model", nargs="?", help="a .gguf file to select at start")
     parser.add_argument("--load", action="store_true", help="load the model right away")
     args = parser.parse_args(argv)
@@ -121,11 +134,44 @@ class Gui:
     streamer: ChatStreamer
     session: ChatSession
     window: MainWindow
+    hub: HubService
+    local: LocalModelsService
+    downloads: DownloadManager
+    hub_client: _Shared[Any]
 
     def close(self) -> None:
-        """After the window closed: cancel long jobs, finish the queued saves."""
+        """After the window closed: stop transfers (their partial files stay), cancel long
+        jobs, finish the queued saves."""
+        self.downloads.shutdown()
+        self.local.shutdown()
         self.tasks.cancel_jobs()
+        self.hub_client.close()
         self.store.close()
+
+
+T = TypeVar("T")
+
+
+class _Shared(Generic[T]):
+    """One instance made on first use and shared (the Hub client is thread-safe)."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._value: T | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> T:
+        with self._lock:
+            if self._value is None:
+                self._value = self._make()
+            return self._value
+
+    def close(self) -> None:
+        with self._lock:
+            value, self._value = self._value, None
+        close = getattr(value, "close", None)
+        if callable(close):
+            close()
 
 
 def compose(parent: QObject, *, store_path: Path | None = None,
@@ -136,13 +182,19 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     from app.hardware.cli import runner_devices
     from app.services.chat_session import ChatSession
     from app.services.chat_stream import ChatStreamer
+    from app.services.downloads import DownloadManager
     from app.services.hardware import HardwareService
+    from app.services.hub import HubService
     from app.services.loader import ModelLoader
+    from app.services.local_models import LocalModelsService
     from app.services.runner_process import RunnerProcess
     from app.services.storage import ConversationService, ModelLibraryService, StoreService
     from app.services.tasks import TaskRunner
     from app.storage.db import StoreThread, open_database
+    from app.ui.discover import DiscoverTab
+    from app.ui.downloads_view import DownloadsView
     from app.ui.hardware_panel import HardwarePanel
+    from app.ui.library_view import LibraryView
     from app.ui.main_window import MainWindow
 
     tasks = TaskRunner(parent, name="tasks")
@@ -156,10 +208,43 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     loader = ModelLoader(runner, tasks, cached_hardware=lambda: hardware.report, parent=parent)
     streamer = ChatStreamer(parent)
     session = ChatSession(streamer, conversations, params=chat_params, parent=parent)
+    # Getting models: the Hub (one shared client; its token is read when it is made), the
+    # download queue and the models already on this computer.
+    from app import paths
+    from app.hub.auth import get_token
+    from app.hub.client import HubClient
+    from app.hub.queue import DownloadQueue
+    from app.hub.remote_header import HeaderCache
+    from app.library.catalog import HeaderInfoCache, record_sha256
+    from app.library.folders import load_folders
+
+    hub_client = _Shared(lambda: HubClient(token=get_token()))
+    hub = HubService(tasks, hub_client.get, lambda: hardware.report,
+                     HeaderCache(paths.cache_dir() / "headers"), parent,
+                     detect_hardware=lambda: None if hardware.busy else hardware.refresh())
+    local = LocalModelsService(tasks, load_folders(), lambda: hardware.report,
+                               HeaderInfoCache.default(), parent=parent)
+    downloads = DownloadManager(tasks, DownloadQueue(paths.data_dir() / "downloads.json"),
+                                hub_client.get, lambda: local.folders.models_dir,
+                                on_verified=lambda path, sha: record_sha256(path, sha),
+                                parent=parent)
+    hardware.report_changed.connect(hub.hardware_changed)
+    hardware.report_changed.connect(local.hardware_changed)
+    downloads.finished.connect(lambda _path: local.rescan())
+    discover = DiscoverTab(hub, downloads)
+    downloads_view = DownloadsView(downloads)
+    # "Use in chat" selects the model in the window made just below.
+    library_view = LibraryView(local, on_use=lambda path: window.use_model(path))
     window = MainWindow(runner, loader, session, library,
-                        hardware_panel=HardwarePanel(hardware), runner_flags=runner_flags)
+                        hardware_panel=HardwarePanel(hardware), runner_flags=runner_flags,
+                        local_models=local,
+                        model_tabs=[(discover, "Discover"), (library_view, "Models"),
+                                    (downloads_view, "Downloads")])
+    discover.queued.connect(lambda _id: window.tabs.setCurrentWidget(downloads_view))
+    downloads.start()
+    local.rescan()
     return Gui(tasks, polls, store, conversations, library, runner, hardware, loader, streamer,
-               session, window)
+               session, window, hub, local, downloads, hub_client)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ the first megabytes of a remote one. Neither reads tensor data.
 from __future__ import annotations
 
 import logging
+import math
 import mmap
 import os
 import re
@@ -88,6 +89,7 @@ class ModelInfo:
     context_approximate: bool  # cache layout the planner only approximates (MLA, recurrent)
     paths: tuple[str, ...] = ()  # the shard files, in order (empty when read from bytes)
     tensor_types: dict[str, int] = field(default_factory=dict)  # type name -> bytes
+    n_params: int = 0  # elements of every tensor in the file(s): the "8B" of an 8B model
 
     @property
     def path(self) -> str | None:
@@ -293,6 +295,7 @@ def _build(meta: dict[str, Any], tensors: list[TensorInfo], name_hint: str,
         context_approximate=arch in _APPROXIMATE_KV,
         paths=paths,
         tensor_types=types,
+        n_params=sum(math.prod(t.shape) for t in tensors),
     )
 
 

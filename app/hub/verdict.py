@@ -12,17 +12,15 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from app.loading.prepare import NO_DRY_RUN
 from app.planner.memory import offloaded
 from app.planner.plan import LaunchPlan, plan
-from app.planner.types import Reason, Wishes
+from app.planner.types import Wishes
 
 if TYPE_CHECKING:
     from app.gguf import ModelInfo
     from app.hardware import HardwareReport
 
-NO_DRY_RUN = Reason("probe_unavailable", {
-    "why": "it needs the file itself; the plan is made from the header alone and the dry run "
-           "checks it when the model is loaded"})
 
 
 class Fit(Enum):

@@ -19,6 +19,7 @@ from typing import Any
 
 from app.gguf import GGUFError
 from app.hardware.merge import RunnerDevicesError
+from app.hub.types import HubError
 from app.jobs import CancelledError, never_cancelled
 from app.loading.confirm import run_probe
 from app.loading.flags import plan_args
@@ -43,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="hearth plan",
         description="Plan how to load a GGUF model on this computer, as the app would.")
-    p.add_argument("model", help="path to a .gguf file (any part of a split model)")
+    p.add_argument("model", help="path to a .gguf file (any part of a split model), or "
+                                 "hf://OWNER/REPO/FILE.gguf to plan from the remote header alone")
     p.add_argument("--ctx", default="fit",
                    help="context size in tokens, 'fit' (as much as fits, the default) or 'max' "
                         "(the model's trained context)")
@@ -83,7 +85,8 @@ def _context(text: str) -> int | str:
 
 
 def main(argv: list[str]) -> int:
-    """Entry point for ``hearth plan``; returns the exit status (0 fits, 1 does not, 2 error)."""
+    """Entry point for ``hearth plan``; returns the exit status (0 fits, 1 does not, 2 error;
+    for hf:// addresses also 3 the Hub cannot be reached, 4 a token is missing or refused)."""
     args = build_parser().parse_args(argv)
     try:
         wishes = Wishes(
@@ -106,15 +109,25 @@ def main(argv: list[str]) -> int:
 
             detect = hardware.detect_hardware
         token = never_cancelled()  # Ctrl-C still ends the dry run: run_runner kills it
+        remote = None
+        if args.model.startswith("hf://"):
+            from app.hub.cli import remote_model_for
+
+            remote = remote_model_for(args.model)[0]
         build = _runner_build(args.runner_json, recorded)
         prepared = prepare_load(
             args.model, cached=None, detect=detect, wishes=wishes,
             store=None if args.ignore_measurements else CorrectionStore(), build=build,
-            probe=None if recorded or args.no_probe else run_probe, token=token)
+            probe=None if recorded or args.no_probe else run_probe, token=token, model=remote)
     except (GGUFError, PlannerError, RunnerDevicesError, OSError, ValueError,
             CancelledError) as exc:
         print(f"hearth plan: {exc}", file=sys.stderr)
         return 2
+    except HubError as exc:
+        from app.hub.cli import exit_code
+
+        print(f"hearth plan: {exc}", file=sys.stderr)
+        return exit_code(exc)
     note = RECORDED_NOTE if recorded else None
     result = prepared.plan
     if args.json:

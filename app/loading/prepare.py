@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from app.gguf import read_model
+from app.gguf import ModelInfo, read_model
 from app.hardware.merge import merge_runner_info
 from app.jobs import CancelToken
 from app.loading.confirm import confirm, corrections_params
@@ -23,6 +23,11 @@ from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan, plan
 from app.planner.types import Reason, Wishes
 from app.runner_client.build import RunnerBuild
+
+# A plan made from a remote header cannot be dry-run: llama.cpp needs the file.
+NO_DRY_RUN = Reason("probe_unavailable", {
+    "why": "it needs the file itself; this plan is made from the header alone and the dry run "
+           "checks it when the model is loaded"})
 
 if TYPE_CHECKING:
     from app.hardware import HardwareReport
@@ -93,8 +98,12 @@ def stored_corrections(store: CorrectionStore | None, build: RunnerBuild,
 def prepare_load(model_path: str, *, cached: HardwareReport | None,
                  detect: Callable[[], HardwareReport], wishes: Wishes,
                  store: CorrectionStore | None, build: RunnerBuild,
-                 probe: Probe | None, token: CancelToken | None = None) -> Prepared:
+                 probe: Probe | None, token: CancelToken | None = None,
+                 model: ModelInfo | None = None) -> Prepared:
     """Plan ``model_path`` for ``build``.
+
+    ``model``: the model already read (a remote header, ``hf://`` in ``hearth plan``); it has no
+    file here, so nothing measured applies and no dry run is possible: the reasons say so.
 
     ``cached``: this machine's last report (its RAM is measured again); None detects with
     ``detect``. ``store``: the measured corrections (None: plan from the file alone). ``probe``:
@@ -103,17 +112,22 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
     """
     token = token or CancelToken()
     token.check()
-    model = read_model(model_path)
+    remote = model is not None
+    if model is None:
+        model = read_model(model_path)
     token.check()
     hardware = for_build(detect() if cached is None else with_fresh_memory(cached), build)
     token.check()
-    stored = stored_corrections(store, build, model_path)
+    stored = {} if remote else stored_corrections(store, build, model_path)
 
     notes: list[Reason] = []
     if not build.known and build.problem and hardware.runner is None:
         notes.append(Reason("runner_unknown", {"why": build.problem}))
     if stored:
         notes.append(Reason("stored_corrections", corrections_params(stored)))
+    if remote:
+        notes.append(NO_DRY_RUN)
+        probe = None
 
     def replan(extra: Mapping[str, Correction]) -> LaunchPlan:
         token.check()

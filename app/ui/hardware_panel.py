@@ -155,7 +155,9 @@ class HardwarePanel(QWidget):
         self._show_placeholder("Press Refresh to detect this computer's hardware.")
         service.report_changed.connect(self._on_report)
         service.status_changed.connect(self.status.setText)
-        service.busy_changed.connect(lambda busy: self.refresh_button.setEnabled(not busy))
+        # A bound method, not a lambda: Qt disconnects it when the panel is destroyed, while the
+        # service (and a detection it is running) may outlive the window.
+        service.busy_changed.connect(self._on_busy)
         service.failed.connect(self._on_error)
         if service.report is not None:
             self._rebuild(service.report)
@@ -186,6 +188,9 @@ class HardwarePanel(QWidget):
             self._shown_once = True
             if self._service.report is None:
                 self.refresh()
+
+    def _on_busy(self, busy: bool) -> None:
+        self.refresh_button.setEnabled(not busy)
 
     def _on_report(self, report: HardwareReport) -> None:
         self._rebuild(report)

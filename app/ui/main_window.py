@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import logging
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -34,7 +35,7 @@ from PySide6.QtWidgets import (
 from app.chat.transcript import Transcript
 from app.loading import text as load_text
 from app.services.chat_session import ChatSession
-from app.services.protocols import LibraryLike, LoaderLike, RunnerLike
+from app.services.protocols import LibraryLike, LoaderLike, LocalModelsLike, RunnerLike
 from app.services.runner_process import RunnerState
 from app.ui.chat_view import ChatView
 
@@ -61,12 +62,15 @@ class _Input(QPlainTextEdit):
 class MainWindow(QMainWindow):
     def __init__(self, runner: RunnerLike, loader: LoaderLike, session: ChatSession,
                  library: LibraryLike, *, hardware_panel: QWidget | None = None,
-                 runner_flags: list[str] | None = None) -> None:
+                 runner_flags: list[str] | None = None,
+                 local_models: LocalModelsLike | None = None,
+                 model_tabs: Sequence[tuple[QWidget, str]] = ()) -> None:
         super().__init__()
         self.runner = runner
         self.loader = loader
         self.session = session
         self.library = library
+        self.local_models = local_models
         self.runner_flags = list(runner_flags or [])
         self.setWindowTitle("Hearth")
         self.resize(900, 640)
@@ -154,6 +158,9 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(chat_page, "Chat")
+        for widget, title in model_tabs:  # Discover, Models, Downloads
+            self.tabs.addTab(widget, title)
+        self.hardware_panel = hardware_panel
         if hardware_panel is not None:
             self.tabs.addTab(hardware_panel, "Hardware")
         self.setCentralWidget(self.tabs)
@@ -173,6 +180,8 @@ class MainWindow(QMainWindow):
         session.save_failed.connect(
             lambda text: self._set_status(f"Could not save the conversation: {text}", True))
         library.recent_changed.connect(self._fill_picker)
+        if local_models is not None:
+            local_models.changed.connect(self._on_local_models)
 
         self._fill_picker(library.recent())
         self.chat.set_placeholder("Pick a GGUF model above and press Load to start chatting.")
@@ -187,6 +196,15 @@ class MainWindow(QMainWindow):
         for p in paths:
             self.picker.addItem(os.path.basename(p), p)
             self.picker.setItemData(self.picker.count() - 1, p, Qt.ItemDataRole.ToolTipRole)
+        # Then every other model on this computer (the library), recent ones first.
+        others = [r for r in (self.local_models.rows() if self.local_models else [])
+                  if not r.error and r.path not in paths]
+        if others and paths:
+            self.picker.insertSeparator(self.picker.count())
+        for r in others:
+            self.picker.addItem(f"{r.name} ({r.source})", r.path)
+            self.picker.setItemData(self.picker.count() - 1, r.path,
+                                    Qt.ItemDataRole.ToolTipRole)
         self.picker.addItem(OPEN_ITEM, None)
         if select is not None:
             self.picker.setCurrentIndex(max(0, self.picker.findData(select)))
@@ -201,9 +219,17 @@ class MainWindow(QMainWindow):
             else:
                 self.picker.setCurrentIndex(0)
 
+    def _on_local_models(self, _rows: object) -> None:
+        self._fill_picker(self.library.recent())
+
     def choose_model(self, path: str) -> None:
         """Put ``path`` at the top of the model list and select it."""
         self._fill_picker(self.library.use(path), select=path)
+
+    def use_model(self, path: str) -> None:
+        """From the library or a finished download: select it and show the chat."""
+        self.choose_model(path)
+        self.tabs.setCurrentIndex(0)
 
     def selected_model(self) -> str | None:
         data = self.picker.currentData()

@@ -53,8 +53,8 @@ def main(out: Path = DEFAULT_OUT) -> int:
     ok = window.grab().save(str(out.with_name("load-plan.png"))) and ok
     window.why_btn.setChecked(False)
     app.processEvents()
-    window.tabs.setCurrentIndex(1)  # the Hardware tab, detected off the GUI thread
-    panel = window.tabs.widget(1)
+    panel = gui.window.hardware_panel  # the Hardware tab, detected off the GUI thread
+    window.tabs.setCurrentWidget(panel)
     wait_for(panel.report_ready, 10_000)  # the machine, as detected
     wait_for(panel.report_ready, 30_000)  # then merged with what the app's runner can use
     app.processEvents()

@@ -1,0 +1,183 @@
+"""Hugging Face for the Discover tab: search, repository pages and fit verdicts, off the GUI thread.
+
+Every request runs on the task pool and answers with a signal. A newer search or repository
+replaces an older one: late answers to a request the user has moved on from are dropped (a
+generation number), so a slow Hub never overwrites what is on screen. Verdicts are planned with
+the hardware service's report (the machine merged with what the runner build drives), so the
+browser and the loader agree; until the report exists the verdicts wait for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.gguf import GGUFError
+from app.hardware.report import HardwareReport
+from app.hub.client import HubClient
+from app.hub.recommended import Recommendation, load_recommended, pick_group
+from app.hub.remote_header import HeaderCache, remote_model
+from app.hub.types import FileGroup, FileKind, HubError, HubUnreachableError, RepoDetails
+from app.hub.verdict import Verdict, verdict_for
+from app.planner.types import PlannerError
+from app.services.tasks import TaskRunner
+
+log = logging.getLogger(__name__)
+
+PAGE = 30
+_EXPECTED = (HubError, GGUFError, PlannerError, OSError)
+
+
+class HubService(QObject):
+    """Satisfies app/services/protocols.py's HubLike."""
+
+    results = Signal(object, bool, bool)  # list[RepoSummary], append, has_more
+    details = Signal(object)  # RepoDetails
+    verdict = Signal(str, str, object)  # repo_id, group name, Verdict | str
+    recommended = Signal(object)  # list[(Recommendation, RepoDetails | None, Verdict | None)]
+    unreachable = Signal(str)
+    failed = Signal(str)
+
+    def __init__(self, tasks: TaskRunner, client: Callable[[], HubClient],
+                 hardware: Callable[[], HardwareReport | None], header_cache: HeaderCache,
+                 parent: QObject | None = None, *,
+                 detect_hardware: Callable[[], None] | None = None) -> None:
+        super().__init__(parent)
+        self._tasks = tasks
+        self._client = client
+        self._hardware = hardware
+        self._detect_hardware = detect_hardware  # asked once when a verdict waits for a report
+        self._cache = header_cache
+        self._generation = 0
+        self._pages: Any = None  # the last SearchResults, for "more"
+        self._last: Callable[[], None] | None = None  # what Retry repeats
+        self._waiting: list[tuple[str, str, FileGroup]] = []  # verdicts waiting for hardware
+        self._recommended: list[tuple[Recommendation, RepoDetails | None, Verdict | None]] = []
+
+    # -- search -----------------------------------------------------------------------------
+
+    def search(self, query: str, sort: str = "trending") -> None:
+        self._generation += 1
+        gen = self._generation
+        self._last = lambda: self.search(query, sort)
+        client = self._client()
+        self._tasks.run(lambda: client.search(query, sort=sort, limit=PAGE),
+                        lambda res: self._on_results(gen, res, False),
+                        lambda exc: self._on_error(gen, exc), expected=_EXPECTED)
+
+    def more(self) -> None:
+        pages = self._pages
+        if pages is None:
+            return
+        gen = self._generation
+        self._last = self.more
+        self._tasks.run(pages.next_page, lambda res: self._on_results(gen, res, True),
+                        lambda exc: self._on_error(gen, exc), expected=_EXPECTED)
+
+    def _on_results(self, gen: int, res: Any, append: bool) -> None:
+        if gen != self._generation:
+            return
+        if res is None:  # no next page after all
+            self.results.emit([], True, False)
+            return
+        self._pages = res
+        self.results.emit(list(res.items), append, bool(getattr(res, "has_more", True)))
+
+    # -- a repository -----------------------------------------------------------------------
+
+    def open_repo(self, repo_id: str) -> None:
+        self._generation += 1
+        gen = self._generation
+        self._last = lambda: self.open_repo(repo_id)
+        client = self._client()
+        self._tasks.run(lambda: client.details(repo_id),
+                        lambda d: self._on_details(gen, d),
+                        lambda exc: self._on_error(gen, exc), expected=_EXPECTED)
+
+    def _on_details(self, gen: int, details: RepoDetails) -> None:
+        if gen != self._generation:
+            return
+        self.details.emit(details)
+        for group in details.groups:
+            if group.kind is FileKind.MODEL:
+                self.request_verdict(details, group)
+
+    def request_verdict(self, details: RepoDetails, group: FileGroup) -> None:
+        """Plan ``group`` from its remote header; answers with ``verdict``."""
+        hw = self._hardware()
+        if hw is None:
+            if not self._waiting and self._detect_hardware is not None:
+                self._detect_hardware()
+            self._waiting.append((details.repo_id, details.revision, group))
+            return
+        self._plan(details.repo_id, details.revision, group, hw)
+
+    def hardware_changed(self, report: HardwareReport) -> None:
+        """Connected to the hardware service: plan what waited for the report."""
+        waiting, self._waiting = self._waiting, []
+        for repo_id, revision, group in waiting:
+            self._plan(repo_id, revision, group, report)
+
+    def _plan(self, repo_id: str, revision: str, group: FileGroup, hw: HardwareReport) -> None:
+        client, cache = self._client(), self._cache
+
+        def work() -> Verdict:
+            model = remote_model(client, repo_id, revision, group, cache=cache)
+            return verdict_for(model, hw)
+
+        self._tasks.run(work, lambda v: self.verdict.emit(repo_id, group.name, v),
+                        lambda exc: self.verdict.emit(repo_id, group.name, str(exc)),
+                        expected=_EXPECTED)
+
+    # -- the curated list -------------------------------------------------------------------
+
+    def load_recommended(self) -> None:
+        """Each curated entry with its details as they arrive; their verdicts come through
+        ``verdict`` like any repository's (an entry that would not fit is then hidden)."""
+        self._last = self.load_recommended
+        client = self._client()
+        entries = load_recommended()
+        self._recommended = [(r, None, None) for r in entries]
+        self.recommended.emit(list(self._recommended))
+        unreachable_said = False
+
+        def failed(exc: Exception) -> None:
+            nonlocal unreachable_said
+            if isinstance(exc, HubUnreachableError):
+                if not unreachable_said:  # one line for the banner, not one per entry
+                    unreachable_said = True
+                    self.unreachable.emit(str(exc))
+            else:
+                log.info("a recommended model cannot be shown: %s", exc)
+
+        for i, rec in enumerate(entries):
+            self._tasks.run(lambda rec=rec: client.details(rec.repo_id),  # type: ignore[misc]
+                            lambda d, i=i: self._on_recommended(i, d),  # type: ignore[misc]
+                            failed, expected=_EXPECTED)
+
+    def _on_recommended(self, i: int, details: RepoDetails) -> None:
+        if i >= len(self._recommended):
+            return
+        rec = self._recommended[i][0]
+        self._recommended[i] = (rec, details, None)
+        self.recommended.emit(list(self._recommended))
+        group = pick_group(details.groups, rec.quant)
+        if group is not None:
+            self.request_verdict(details, group)
+
+    # -- errors -----------------------------------------------------------------------------
+
+    def retry(self) -> None:
+        if self._last is not None:
+            self._last()
+
+    def _on_error(self, gen: int, exc: Exception) -> None:
+        if gen != self._generation:
+            return
+        if isinstance(exc, HubUnreachableError):
+            self.unreachable.emit(str(exc))
+        else:
+            self.failed.emit(str(exc))

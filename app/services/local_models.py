@@ -1,0 +1,176 @@
+"""The models on this computer, for the Library tab and the chat's model picker.
+
+Scanning walks Hearth's folder and the other apps' folders (app/library/scan.py), reads each
+header (cached by size and time, app/library/catalog.py) and plans each model for this machine
+(the verdict), all off the GUI thread as one cancellable job. Models are used in place: this
+service never copies, and deletes only inside Hearth's own folder.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from app.gguf import GGUFError, read_model
+from app.hardware.report import HardwareReport
+from app.hub.verdict import Verdict, verdict_for
+from app.jobs import CancelToken
+from app.library.catalog import (
+    HeaderInfoCache,
+    LibraryEntry,
+    LibraryError,
+    VerifyOutcome,
+    VerifyResult,
+    delete,
+    describe,
+    verify,
+)
+from app.library.folders import LibraryFolders, save_folders
+from app.library.scan import FoundModel, ModelSource, default_sources, scan
+from app.planner.types import PlannerError
+from app.services.protocols import LocalRow
+from app.services.tasks import TaskRunner
+
+log = logging.getLogger(__name__)
+
+
+def _verdict(entry: LibraryEntry, hw: HardwareReport | None) -> Verdict | None:
+    if hw is None or entry.error:
+        return None
+    try:
+        return verdict_for(read_model(entry.found.path), hw, from_header=False)
+    except (GGUFError, PlannerError, OSError) as exc:
+        log.info("no verdict for %s: %s", entry.found.path, exc)
+        return None
+
+
+def _row(entry: LibraryEntry, verdict: Verdict | None) -> LocalRow:
+    f = entry.found
+    return LocalRow(path=str(f.path), name=f.name, size=f.size, source=f.source, own=f.own,
+                    quantization=entry.quantization, architecture=entry.architecture,
+                    parameters=entry.parameters, context_length=entry.context_length,
+                    verdict=verdict, error=entry.error)
+
+
+class LocalModelsService(QObject):
+    """Satisfies app/services/protocols.py's LocalModelsLike."""
+
+    changed = Signal(object)  # list[LocalRow]
+    busy_changed = Signal(bool)
+    verified = Signal(str, object, str)  # path, True / False / None (nothing to compare), text
+    failed = Signal(str)
+
+    def __init__(self, tasks: TaskRunner, folders: LibraryFolders,
+                 hardware: Callable[[], HardwareReport | None], cache: HeaderInfoCache, *,
+                 save: Callable[[LibraryFolders], None] = save_folders,
+                 sources: Callable[[LibraryFolders], list[ModelSource]] | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._tasks = tasks
+        self.folders = folders
+        self._hardware = hardware
+        self._cache = cache
+        self._save = save
+        self._sources = sources or (lambda f: default_sources(models_dir=f.models_dir,
+                                                              extra_folders=f.extra))
+        self._rows: list[LocalRow] = []
+        self._found: dict[str, FoundModel] = {}
+        self._job: CancelToken | None = None
+        self._again = False
+
+    @property
+    def busy(self) -> bool:
+        return self._job is not None
+
+    def rows(self) -> list[LocalRow]:
+        return list(self._rows)
+
+    def paths(self) -> list[str]:
+        """Loadable models (no header error), for the chat's picker."""
+        return [r.path for r in self._rows if not r.error]
+
+    def rescan(self) -> None:
+        if self._job is not None:
+            self._again = True  # a change arrived mid-scan: scan once more after this one
+            return
+        folders, hw, cache = self.folders, self._hardware(), self._cache
+        sources = self._sources(folders)
+
+        def work(token: CancelToken) -> list[tuple[LibraryEntry, Verdict | None]]:
+            out = []
+            for found in scan(sources, token):
+                token.check()
+                entry = describe(found, cache)
+                out.append((entry, _verdict(entry, hw)))
+            cache.save()  # the next start reads no header that has not changed
+            return out
+
+        self._job = self._tasks.start_job(work, self._on_scanned, self._on_scan_error,
+                                          name="library scan")
+        self.busy_changed.emit(True)
+
+    def _on_scanned(self, results: list[tuple[LibraryEntry, Verdict | None]]) -> None:
+        self._finish_scan()
+        self._found = {str(e.found.path): e.found for e, _ in results}
+        self._rows = [_row(e, v) for e, v in results]
+        self.changed.emit(self.rows())
+
+    def _on_scan_error(self, exc: Exception) -> None:
+        self._finish_scan()
+        log.error("library scan failed: %s", exc)
+        self.failed.emit(f"Could not look for models: {exc}")
+
+    def _finish_scan(self) -> None:
+        self._job = None
+        self.busy_changed.emit(False)
+        if self._again:
+            self._again = False
+            self.rescan()
+
+    def hardware_changed(self, _report: HardwareReport) -> None:
+        """The verdicts depend on the machine: plan again with the new report."""
+        self.rescan()
+
+    def add_folder(self, folder: str) -> None:
+        self.folders = self.folders.with_extra(Path(folder))
+        try:
+            self._save(self.folders)
+        except OSError as exc:
+            self.failed.emit(f"Could not remember the folder {folder}: {exc}")
+        self.rescan()
+
+    def delete(self, path: str) -> None:
+        found = self._found.get(path)
+        if found is None:
+            self.failed.emit(f"{path} is no longer in the library; press Rescan.")
+            return
+        models_dir = self.folders.models_dir
+
+        def work() -> None:
+            delete(found, models_dir)
+
+        self._tasks.run(work, lambda _: self.rescan(),
+                        lambda exc: self.failed.emit(str(exc)), expected=(LibraryError, OSError))
+
+    def verify(self, path: str) -> None:
+        found = self._found.get(path)
+        if found is None:
+            self.failed.emit(f"{path} is no longer in the library; press Rescan.")
+            return
+
+        def work(token: CancelToken) -> VerifyResult:
+            return verify(found, token)
+
+        def done(result: VerifyResult) -> None:
+            ok = None if result.outcome is VerifyOutcome.UNCHECKED else result.ok
+            self.verified.emit(path, ok, str(result))
+
+        self._tasks.start_job(work, done, lambda exc: self.verified.emit(path, False, str(exc)),
+                              name="verify", expected=(LibraryError, OSError))
+
+    def shutdown(self) -> None:
+        if self._job is not None:
+            self._job.cancel()

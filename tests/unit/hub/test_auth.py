@@ -1,0 +1,110 @@
+"""The token: environment first, then the OS keyring; never a plain file; checked against the Hub."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import keyring.errors
+import pytest
+from keyring.backend import KeyringBackend
+from keyring.backends import fail
+
+from app.hub import auth
+from app.hub.client import HubClient
+from app.hub.types import AuthError
+from tests.fixtures.fake_hub import FakeHub
+
+
+class MemoryKeyring(KeyringBackend):
+    """An in-memory keyring, so no test touches the user's real one."""
+
+    priority = 1
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.store.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.store[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if (service, username) not in self.store:
+            raise keyring.errors.PasswordDeleteError("not found")
+        del self.store[(service, username)]
+
+
+@pytest.fixture()
+def memory_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[MemoryKeyring]:
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    try:
+        yield backend
+    finally:
+        keyring.set_keyring(previous)
+
+
+@pytest.fixture()
+def no_keyring(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
+
+
+def test_save_get_delete(memory_keyring: MemoryKeyring, tmp_path: Path) -> None:
+    assert auth.get_token() is None
+    auth.save_token("  hf_secret123 \n")
+    assert memory_keyring.store == {("hearth", "huggingface"): "hf_secret123"}
+    assert auth.get_token() == "hf_secret123"
+    assert auth.token_source() == "keyring"
+    auth.delete_token()
+    assert auth.get_token() is None
+    auth.delete_token()  # deleting nothing is fine
+    assert auth.keyring_notice() is None
+
+
+def test_environment_wins(memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch) -> None:
+    auth.save_token("hf_saved")
+    monkeypatch.setenv("HF_TOKEN", "hf_from_env")
+    assert auth.get_token() == "hf_from_env"
+    assert auth.token_source() == "environment"
+
+
+def test_bad_token_shapes(memory_keyring: MemoryKeyring) -> None:
+    with pytest.raises(AuthError):
+        auth.save_token("   ")
+    with pytest.raises(AuthError, match="does not look like"):
+        auth.save_token("hf_abc def")
+    assert memory_keyring.store == {}
+
+
+def test_no_keyring_gives_a_notice(no_keyring: None) -> None:
+    assert auth.get_token() is None  # browsing public models keeps working
+    notice = auth.keyring_notice()
+    assert notice is not None and "HF_TOKEN" in notice
+    with pytest.raises(auth.KeyringUnavailableError, match="HF_TOKEN") as err:
+        auth.save_token("hf_secret")
+    assert "hf_secret" not in str(err.value)
+
+
+def test_check_token(memory_keyring: MemoryKeyring) -> None:
+    with FakeHub(user="alice") as hub:
+        hub.token = "hf_right"
+        with HubClient(endpoint=hub.url, token="hf_right") as c:
+            assert auth.check_token(c) == "alice"
+        with HubClient(endpoint=hub.url, token="hf_wrong") as c, pytest.raises(AuthError) as err:
+            auth.check_token(c)
+        assert err.value.reason == "invalid"
+        with HubClient(endpoint=hub.url) as c, pytest.raises(AuthError) as err:
+            auth.check_token(c)
+        assert err.value.reason == "missing"
