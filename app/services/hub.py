@@ -44,12 +44,14 @@ class HubService(QObject):
     def __init__(self, tasks: TaskRunner, client: Callable[[], HubClient],
                  hardware: Callable[[], HardwareReport | None], header_cache: HeaderCache,
                  parent: QObject | None = None, *,
-                 detect_hardware: Callable[[], None] | None = None) -> None:
+                 detect_hardware: Callable[[], None] | None = None,
+                 recommended: Callable[[], list[Recommendation]] = load_recommended) -> None:
         super().__init__(parent)
         self._tasks = tasks
         self._client = client
         self._hardware = hardware
         self._detect_hardware = detect_hardware  # asked once when a verdict waits for a report
+        self._load_recommended = recommended
         self._cache = header_cache
         self._generation = 0
         self._pages: Any = None  # the last SearchResults, for "more"
@@ -139,12 +141,12 @@ class HubService(QObject):
         ``verdict`` like any repository's (an entry that would not fit is then hidden)."""
         self._last = self.load_recommended
         client = self._client()
-        entries = load_recommended()
+        entries = self._load_recommended()
         self._recommended = [(r, None, None) for r in entries]
         self.recommended.emit(list(self._recommended))
         unreachable_said = False
 
-        def failed(exc: Exception) -> None:
+        def failed(exc: Exception, rec: Recommendation) -> None:
             nonlocal unreachable_said
             if isinstance(exc, HubUnreachableError):
                 if not unreachable_said:  # one line for the banner, not one per entry
@@ -152,16 +154,24 @@ class HubService(QObject):
                     self.unreachable.emit(str(exc))
             else:
                 log.info("a recommended model cannot be shown: %s", exc)
+                self._drop_recommended(rec)
 
-        for i, rec in enumerate(entries):
+        for rec in entries:
             self._tasks.run(lambda rec=rec: client.details(rec.repo_id),  # type: ignore[misc]
-                            lambda d, i=i: self._on_recommended(i, d),  # type: ignore[misc]
-                            failed, expected=_EXPECTED)
+                            lambda d, rec=rec: self._on_recommended(rec, d),  # type: ignore[misc]
+                            lambda exc, rec=rec: failed(exc, rec),  # type: ignore[misc]
+                            expected=_EXPECTED)
 
-    def _on_recommended(self, i: int, details: RepoDetails) -> None:
-        if i >= len(self._recommended):
-            return
-        rec = self._recommended[i][0]
+    def _drop_recommended(self, rec: Recommendation) -> None:
+        """An entry the Hub does not have (any more) is not recommended; one the Hub could not
+        be asked about stays, unknown, under the banner."""
+        self._recommended = [e for e in self._recommended if e[0] != rec]
+        self.recommended.emit(list(self._recommended))
+
+    def _on_recommended(self, rec: Recommendation, details: RepoDetails) -> None:
+        i = next((j for j, e in enumerate(self._recommended) if e[0] == rec), None)
+        if i is None:
+            return  # a newer load replaced the list
         self._recommended[i] = (rec, details, None)
         self.recommended.emit(list(self._recommended))
         group = pick_group(details.groups, rec.quant)

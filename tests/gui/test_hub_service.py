@@ -1,0 +1,88 @@
+"""The Hub service with the real client against the fake Hub: recommended entries resolve,
+vanish when the Hub lacks them, and are hidden in the tab when they would not fit."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QObject
+
+from app.hardware import HardwareReport
+from app.hub.client import HubClient
+from app.hub.recommended import Recommendation
+from app.hub.remote_header import HeaderCache
+from app.hub.verdict import Fit, Verdict
+from app.services.hub import HubService
+from app.services.tasks import TaskRunner
+from app.ui.discover import DiscoverTab
+from tests.fixtures.fake_hub import FakeHub
+from tests.fixtures.header_only import GPT_OSS_120B, LLAMA31_8B, write_header_only
+from tests.gui.model_fakes import FakeDownloads
+
+REPORT = Path(__file__).resolve().parents[1] / "fixtures" / "hardware" / "reports" / \
+    "cpu_only_16gb.json"
+RECS = [Recommendation("acme/small-GGUF", "Q4_K_M", "Small", "fits"),
+        Recommendation("acme/huge-GGUF", "MXFP4", "Huge", "does not fit"),
+        Recommendation("acme/gone-GGUF", "Q4_K_M", "Gone", "not on the Hub")]
+
+
+@pytest.fixture
+def service(tmp_path: Path, qtbot: Any) -> Iterator[tuple[HubService, FakeHub]]:
+    with FakeHub() as hub:
+        small = write_header_only(tmp_path / "s.gguf", LLAMA31_8B)
+        huge = write_header_only(tmp_path / "h.gguf", GPT_OSS_120B)
+        hub.add_repo("acme/small-GGUF", {"small-Q4_K_M.gguf": small},
+                     sha256s={"small-Q4_K_M.gguf": "ab" * 32})
+        hub.add_repo("acme/huge-GGUF", {"huge-MXFP4.gguf": huge},
+                     sha256s={"huge-MXFP4.gguf": "cd" * 32})
+        report = HardwareReport.from_json(json.loads(REPORT.read_text()))
+        client = HubClient(endpoint=hub.url)
+        parent = QObject()
+        svc = HubService(TaskRunner(parent), lambda: client, lambda: report,
+                         HeaderCache(tmp_path / "headers"), parent, recommended=lambda: RECS)
+        yield svc, hub
+        client.close()
+
+
+def test_recommended_resolve_and_the_missing_one_is_dropped(
+        service: tuple[HubService, FakeHub], qtbot: Any) -> None:
+    svc, _hub = service
+    verdicts: dict[str, Verdict] = {}
+    svc.verdict.connect(lambda repo, _g, v: verdicts.__setitem__(repo, v))
+    lists: list[list[Any]] = []
+    svc.recommended.connect(lists.append)
+    svc.load_recommended()
+    qtbot.waitUntil(lambda: len(verdicts) == 2, timeout=20_000)
+    qtbot.waitUntil(lambda: [e[0].repo_id for e in lists[-1]] == ["acme/small-GGUF",
+                                                                  "acme/huge-GGUF"])
+    assert verdicts["acme/small-GGUF"].fit is Fit.CPU
+    assert verdicts["acme/huge-GGUF"].fit is Fit.NO_FIT
+
+
+def test_the_tab_hides_what_would_not_fit(service: tuple[HubService, FakeHub],
+                                          qtbot: Any) -> None:
+    svc, _hub = service
+    tab = DiscoverTab(svc, FakeDownloads())
+    qtbot.addWidget(tab)
+    with qtbot.waitSignals([svc.verdict, svc.verdict], timeout=20_000):
+        tab.show()  # the first show loads the list
+    qtbot.waitUntil(lambda: "acme/huge-GGUF" in tab._cards
+                    and not tab._cards["acme/huge-GGUF"].isVisible(), timeout=5_000)
+    assert tab._cards["acme/small-GGUF"].isVisible()
+    assert "acme/gone-GGUF" not in tab._cards
+
+
+def test_a_late_answer_for_an_abandoned_repo_is_dropped(
+        service: tuple[HubService, FakeHub], qtbot: Any) -> None:
+    svc, _hub = service
+    shown: list[str] = []
+    svc.details.connect(lambda d: shown.append(d.repo_id))
+    svc.open_repo("acme/huge-GGUF")  # its answer can only arrive after the next click
+    with qtbot.waitSignal(svc.details, timeout=10_000):
+        svc.open_repo("acme/small-GGUF")
+    qtbot.wait(300)
+    assert "acme/huge-GGUF" not in shown
