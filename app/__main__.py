@@ -158,6 +158,7 @@ class _Shared(Generic[T]):
     def __init__(self, make: Callable[[], T]) -> None:
         self._make = make
         self._value: T | None = None
+        self._retired: list[T] = []
         self._lock = threading.Lock()
 
     def get(self) -> T:
@@ -166,12 +167,22 @@ class _Shared(Generic[T]):
                 self._value = self._make()
             return self._value
 
+    def reset(self) -> None:
+        """The next get() makes a new one (a new token); the old one may still be serving a
+        request on another thread, so it is closed only with the app."""
+        with self._lock:
+            if self._value is not None:
+                self._retired.append(self._value)
+            self._value = None
+
     def close(self) -> None:
         with self._lock:
-            value, self._value = self._value, None
-        close = getattr(value, "close", None)
-        if callable(close):
-            close()
+            values = [*self._retired, self._value]
+            self._value, self._retired = None, []
+        for value in values:
+            close = getattr(value, "close", None)
+            if callable(close):
+                close()
 
 
 def compose(parent: QObject, *, store_path: Path | None = None,
@@ -221,7 +232,8 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     hub_client = _Shared(lambda: HubClient(token=get_token()))
     hub = HubService(tasks, hub_client.get, lambda: hardware.report,
                      HeaderCache(paths.cache_dir() / "headers"), parent,
-                     detect_hardware=lambda: None if hardware.busy else hardware.refresh())
+                     detect_hardware=lambda: None if hardware.busy else hardware.refresh(),
+                     reset_client=hub_client.reset)
     local = LocalModelsService(tasks, load_folders(), lambda: hardware.report,
                                HeaderInfoCache.default(), parent=parent)
     downloads = DownloadManager(tasks, DownloadQueue(paths.data_dir() / "downloads.json"),

@@ -230,8 +230,8 @@ class HubClient:
     def whoami(self) -> str:
         """The account name the token belongs to (AuthError when it is missing or refused)."""
         if not self.token:
-            raise AuthError("No Hugging Face token is set. Add one in Settings or run `hearth login`.",
-                            "missing", f"{self.endpoint}/settings/tokens")
+            raise AuthError("No Hugging Face token is set. Add one with Token… on the Discover "
+                            "tab or run `hearth login`.", "missing", f"{self.endpoint}/settings/tokens")
         data = self._get_json(f"{self.endpoint}/api/whoami-v2", None, None)
         name = data.get("name") if isinstance(data, dict) else None
         if not isinstance(name, str) or not name:
@@ -328,13 +328,14 @@ class HubClient:
                 return self._gated(status, repo_id, page)
             if status == 401 and self.token:
                 return AuthError("Hugging Face refused the token: it is wrong or has expired. Create a "
-                                 "new one and save it in Settings (or run `hearth login`).", "invalid",
+                                 "new one and save it with Token… on the Discover tab (or run "
+                                 "`hearth login`).", "invalid",
                                  f"{self.endpoint}/settings/tokens")
             if isinstance(exc, RevisionNotFoundError):
                 return RepoNotFoundError(f"{what} no longer has the version Hearth asked for. Open the "
                                          "model again to see its current files.")
             if isinstance(exc, RepositoryNotFoundError):
-                hint = "" if self.token else " If it is private, add a token in Settings."
+                hint = "" if self.token else " If it is private, add a token with Token… on the Discover tab."
                 return RepoNotFoundError(f"There is no model {what} on Hugging Face (or it is private)."
                                          f" Check the name.{hint}")
             if isinstance(exc, HfEntryNotFoundError):
@@ -348,7 +349,7 @@ class HubClient:
                                            f"{_RETRY_HINT}")
             if status == 403:
                 return AuthError(f"Hugging Face refused access to {what} (403). Check that your token "
-                                 "may read it, in Settings.", "invalid", page)
+                                 "may read it, with Token… on the Discover tab.", "invalid", page)
             return HubError(f"Hugging Face answered {status} for {path or what}. Press Retry; if it "
                             "keeps happening, the Hub may have changed.")
         if isinstance(exc, HFValidationError):
@@ -368,9 +369,11 @@ class HubClient:
                              "account, then press Retry.", "license", page)
         if self.token:
             return AuthError(f"Hugging Face refused the token for {name}: it is wrong or has expired. "
-                             "Create a new one and save it in Settings (or run `hearth login`).",
+                             "Create a new one and save it with Token… on the Discover tab (or run "
+                             "`hearth login`).",
                              "invalid", page)
-        return AuthError(f"{name} is gated: it needs a Hugging Face account. Add a token in Settings "
+        return AuthError(f"{name} is gated: it needs a Hugging Face account. Add a token with "
+                         "Token… on the Discover tab "
                          f"(or run `hearth login`) and accept the license on {page}.", "missing", page)
 
 

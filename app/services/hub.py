@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.gguf import GGUFError
 from app.hardware.report import HardwareReport
+from app.hub import auth
 from app.hub.client import HubClient
 from app.hub.recommended import Recommendation, load_recommended, pick_group
 from app.hub.remote_header import HeaderCache, remote_model
@@ -40,18 +41,25 @@ class HubService(QObject):
     recommended = Signal(object)  # list[(Recommendation, RepoDetails | None, Verdict | None)]
     unreachable = Signal(str)
     failed = Signal(str)
+    account = Signal(str)  # who the token belongs to, or "" when there is none
+    account_failed = Signal(str)  # a sentence: wrong token, no keyring, Hub unreachable
 
     def __init__(self, tasks: TaskRunner, client: Callable[[], HubClient],
                  hardware: Callable[[], HardwareReport | None], header_cache: HeaderCache,
                  parent: QObject | None = None, *,
                  detect_hardware: Callable[[], None] | None = None,
-                 recommended: Callable[[], list[Recommendation]] = load_recommended) -> None:
+                 recommended: Callable[[], list[Recommendation]] = load_recommended,
+                 reset_client: Callable[[], None] | None = None,
+                 make_client: Callable[[str], HubClient] | None = None) -> None:
         super().__init__(parent)
         self._tasks = tasks
         self._client = client
         self._hardware = hardware
         self._detect_hardware = detect_hardware  # asked once when a verdict waits for a report
         self._load_recommended = recommended
+        self._reset_client = reset_client  # after a token change: the next client uses it
+        self._make_client = make_client or (lambda token: HubClient(
+            endpoint=client().endpoint, token=token))
         self._cache = header_cache
         self._generation = 0
         self._pages: Any = None  # the last SearchResults, for "more"
@@ -177,6 +185,49 @@ class HubService(QObject):
         group = pick_group(details.groups, rec.quant)
         if group is not None:
             self.request_verdict(details, group)
+
+    # -- the token ---------------------------------------------------------------------------
+
+    def sign_in(self, token: str) -> None:
+        """Check ``token`` with the Hub, then keep it in the OS keyring (never a plain file)."""
+        make = self._make_client
+
+        def work() -> str:
+            checker = make(token.strip())
+            try:
+                user = auth.check_token(checker)
+            finally:
+                checker.close()
+            auth.save_token(token)
+            return user
+
+        self._tasks.run(work, self._on_signed_in, lambda exc: self.account_failed.emit(str(exc)),
+                        expected=_EXPECTED)
+
+    def _on_signed_in(self, user: str) -> None:
+        if self._reset_client is not None:
+            self._reset_client()
+        self.account.emit(user)
+
+    def sign_out(self) -> None:
+        try:
+            auth.delete_token()
+        except HubError as exc:
+            self.account_failed.emit(str(exc))
+            return
+        if self._reset_client is not None:
+            self._reset_client()
+        self.account.emit("")
+
+    def token_note(self) -> str:
+        """Where the token comes from, for the dialog (read from the keyring: call rarely)."""
+        source = auth.token_source()
+        if source == "environment":
+            return "Using the token in the HF_TOKEN environment variable."
+        if source == "keyring":
+            return "A token is saved in the system keyring."
+        return auth.keyring_notice() or "No token: public models work without one; gated " \
+                                        "models (Llama, Gemma, …) need one."
 
     # -- errors -----------------------------------------------------------------------------
 

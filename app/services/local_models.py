@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -136,6 +137,18 @@ class LocalModelsService(QObject):
 
     def add_folder(self, folder: str) -> None:
         self.folders = self.folders.with_extra(Path(folder))
+        try:
+            self._save(self.folders)
+        except OSError as exc:
+            self.failed.emit(f"Could not remember the folder {folder}: {exc}")
+        self.rescan()
+
+    def set_models_dir(self, folder: str) -> None:
+        old = self.folders.models_dir
+        # The old folder stays listed (as an added folder): its models are still there.
+        self.folders = replace(self.folders.with_extra(old), models_dir=Path(folder),
+                               extra=tuple(e for e in self.folders.with_extra(old).extra
+                                           if e != Path(folder)))
         try:
             self._save(self.folders)
         except OSError as exc:

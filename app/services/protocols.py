@@ -144,6 +144,15 @@ class HubLike(Protocol):
         """Repeat the last request that found the Hub unreachable."""
         ...
 
+    account: Any  # Signal(str): the account the saved token belongs to; "" after sign-out
+    account_failed: Any  # Signal(str): a sentence (wrong token, no keyring, Hub unreachable)
+
+    def sign_in(self, token: str) -> None: ...
+
+    def sign_out(self) -> None: ...
+
+    def token_note(self) -> str: ...
+
 
 class DownloadsLike(Protocol):
     """The download queue (app/services/downloads.py)."""
@@ -182,6 +191,10 @@ class LocalModelsLike(Protocol):
     def rescan(self) -> None: ...
 
     def add_folder(self, folder: str) -> None: ...
+
+    def set_models_dir(self, folder: str) -> None:
+        """Download into ``folder`` from now on (what is already downloaded stays listed)."""
+        ...
 
     def delete(self, path: str) -> None:
         """Delete a model in Hearth's own folder (refused with a sentence otherwise)."""

@@ -289,6 +289,11 @@ class DiscoverTab(QWidget):
         bar.addWidget(self.search_edit, 1)
         bar.addWidget(self.sort_combo)
         bar.addWidget(self.search_btn)
+        self.token_btn = QPushButton("Token…")
+        self.token_btn.setToolTip("A Hugging Face token for gated models, kept in the system "
+                                  "keyring")
+        self.token_btn.clicked.connect(self.edit_token)
+        bar.addWidget(self.token_btn)
 
         # --- the unreachable banner and the message line ---
         self.banner = QFrame()
@@ -337,6 +342,11 @@ class DiscoverTab(QWidget):
         hub.failed.connect(self._on_failed)
 
     # ---- public ----------------------------------------------------------------------------------
+
+    def edit_token(self) -> None:
+        from app.ui.token_dialog import TokenDialog
+
+        TokenDialog(self._hub, self).open()
 
     def query(self) -> str:
         return self.search_edit.text().strip()

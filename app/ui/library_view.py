@@ -115,6 +115,10 @@ class LibraryView(QWidget):
         self.add_btn = QPushButton("Add folder…")
         self.add_btn.setToolTip("Also list the GGUF models in a folder of your choice")
         self.add_btn.clicked.connect(self.add_folder)
+        self.folder_btn = QPushButton("Download folder…")
+        self.folder_btn.setToolTip("Where Hearth downloads models to (the only folder Hearth "
+                                   "ever deletes from)")
+        self.folder_btn.clicked.connect(self.change_models_dir)
         self.rescan_btn = QPushButton("Rescan")
         self.rescan_btn.setToolTip("Look for models again (in every known place)")
         self.rescan_btn.clicked.connect(self._models.rescan)
@@ -123,6 +127,7 @@ class LibraryView(QWidget):
         header.addStretch(1)
         header.addWidget(self.busy_label)
         header.addWidget(self.busy)
+        header.addWidget(self.folder_btn)
         header.addWidget(self.add_btn)
         header.addWidget(self.rescan_btn)
         self._set_busy(False)
@@ -262,6 +267,11 @@ class LibraryView(QWidget):
         folder = self._choose_folder(self)
         if folder:
             self._models.add_folder(folder)
+
+    def change_models_dir(self) -> None:
+        folder = self._choose_folder(self)
+        if folder:
+            self._models.set_models_dir(folder)
 
     def changeEvent(self, e: QEvent) -> None:
         super().changeEvent(e)

@@ -27,10 +27,21 @@ class FakeHub(QObject):
     recommended = Signal(list)
     unreachable = Signal(str)
     failed = Signal(str)
+    account = Signal(str)
+    account_failed = Signal(str)
 
     def __init__(self) -> None:
         super().__init__()
         self.calls: list[tuple[Any, ...]] = []
+
+    def sign_in(self, token: str) -> None:
+        self.calls.append(("sign_in", token))
+
+    def sign_out(self) -> None:
+        self.calls.append(("sign_out",))
+
+    def token_note(self) -> str:
+        return "No token."
 
     def search(self, query: str, sort: str = "trending") -> None:
         self.calls.append(("search", query, sort))
@@ -117,6 +128,9 @@ class FakeLocalModels(QObject):
 
     def add_folder(self, folder: str) -> None:
         self.calls.append(("add_folder", folder))
+
+    def set_models_dir(self, folder: str) -> None:
+        self.calls.append(("set_models_dir", folder))
 
     def delete(self, path: str) -> None:
         self.calls.append(("delete", path))

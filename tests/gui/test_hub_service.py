@@ -86,3 +86,56 @@ def test_a_late_answer_for_an_abandoned_repo_is_dropped(
         svc.open_repo("acme/small-GGUF")
     qtbot.wait(300)
     assert "acme/huge-GGUF" not in shown
+
+
+def test_token_dialog_checks_saves_and_a_gated_repo_then_opens(
+        tmp_path: Path, qtbot: Any) -> None:
+    import keyring
+
+    from app.hub import auth
+    from app.ui.token_dialog import TokenDialog
+    from tests.unit.hub.test_auth import MemoryKeyring
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(MemoryKeyring())
+    try:
+        with FakeHub() as hub:
+            hub.token = "hf_right"
+            small = write_header_only(tmp_path / "s.gguf", LLAMA31_8B)
+            hub.add_repo("meta/gated-GGUF", {"m-Q4_K_M.gguf": small}, gated=True,
+                         sha256s={"m-Q4_K_M.gguf": "ab" * 32})
+            clients: list[HubClient] = []
+
+            def client() -> HubClient:  # what compose's shared client does: token at creation
+                if not clients:
+                    clients.append(HubClient(endpoint=hub.url, token=auth.get_token()))
+                return clients[0]
+
+            parent = QObject()
+            report = HardwareReport.from_json(json.loads(REPORT.read_text()))
+            svc = HubService(TaskRunner(parent), client, lambda: report,
+                             HeaderCache(tmp_path / "h"), parent, reset_client=clients.clear)
+            with qtbot.waitSignal(svc.verdict, timeout=10_000) as first:
+                svc.open_repo("meta/gated-GGUF")
+            assert isinstance(first.args[2], str) and "gated" in first.args[2]
+
+            dialog = TokenDialog(svc)
+            qtbot.addWidget(dialog)
+            dialog.edit.setText("hf_wrong")
+            with qtbot.waitSignal(svc.account_failed, timeout=10_000):
+                dialog.save_btn.click()
+            assert "refused" in dialog.status.text() and auth.get_token() is None
+            dialog.edit.setText("hf_right")
+            with qtbot.waitSignal(svc.account, timeout=10_000):
+                dialog.save_btn.click()
+            assert auth.get_token() == "hf_right"  # in the keyring, not in a file
+            assert "hearth-tester" in dialog.status.text()
+            with qtbot.waitSignal(svc.verdict, timeout=10_000) as second:
+                svc.open_repo("meta/gated-GGUF")
+            assert isinstance(second.args[2], Verdict)
+            dialog.forget_btn.click()
+            assert auth.get_token() is None
+            for c in clients:
+                c.close()
+    finally:
+        keyring.set_keyring(previous)

@@ -135,7 +135,7 @@ def test_gated_sentences(hub: FakeHub) -> None:
         with pytest.raises(AuthError) as missing:
             c.read_range("meta/Gated-GGUF", sha, "g.gguf", 0, 3)
     assert missing.value.reason == "missing"
-    assert "token in Settings" in str(missing.value) and "hearth login" in str(missing.value)
+    assert "Token… on the Discover tab" in str(missing.value) and "hearth login" in str(missing.value)
     with HubClient(endpoint=hub.url, token="hf_wrong") as c, pytest.raises(AuthError) as invalid:
         c.read_range("meta/Gated-GGUF", sha, "g.gguf", 0, 3)
     assert invalid.value.reason == "invalid" and "wrong or has expired" in str(invalid.value)
