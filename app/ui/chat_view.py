@@ -65,7 +65,7 @@ def _refused(name: QUrl | str) -> None:
               name if isinstance(name, str) else name.toString())
 
 
-class _SealedDocument(QTextDocument):
+class SealedDocument(QTextDocument):
     """A document that loads no resource: no file, no network, whatever the HTML names."""
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
@@ -73,7 +73,7 @@ class _SealedDocument(QTextDocument):
         return None
 
 
-class _NoImages(QPyTextObject):
+class NoImages(QPyTextObject):
     """Stands in for Qt's image handler, which would read the image file from disk."""
 
     def intrinsicSize(self, doc: QTextDocument, pos: int, format: QTextFormat) -> QSizeF:
@@ -99,11 +99,11 @@ class ChatView(QTextBrowser):
         self._showing_placeholder = False
         self._theme = theme_for(self.palette())
 
-        doc = _SealedDocument(self)
+        doc = SealedDocument(self)
         self.setDocument(doc)
         doc.setUndoRedoEnabled(False)  # read-only: undo steps would only pile up, one per update
         doc.setDocumentMargin(DOCUMENT_MARGIN_PX)
-        self._no_images = _NoImages(doc)
+        self._no_images = NoImages(doc)
         doc.documentLayout().registerHandler(QTextFormat.ObjectTypes.ImageObject, self._no_images)
         # The name line's block format, set by hand: insertHtml keeps the current block's format
         # for the first block it inserts, so the name line's margins in the HTML would be lost.

@@ -66,7 +66,7 @@ from app.hub.recommended import Recommendation, pick_group, worth_showing
 from app.hub.types import FileGroup, FileKind, HubError, RepoDetails, RepoSummary
 from app.hub.verdict import Fit, Verdict
 from app.services.protocols import DownloadsLike, HubLike
-from app.ui.chat_view import _NoImages, _SealedDocument, theme_for
+from app.ui.chat_view import NoImages, SealedDocument, theme_for
 
 log = logging.getLogger(__name__)
 
@@ -111,13 +111,13 @@ class _CardView(QTextBrowser):
     def __init__(self, open_url: Callable[[QUrl], object], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._open_url = open_url
-        doc = _SealedDocument(self)
+        doc = SealedDocument(self)
         self.setDocument(doc)
         doc.setUndoRedoEnabled(False)
         doc.setDocumentMargin(10)
         # Qt's own image handler reads an image file even when loadResource refuses (see
         # app/ui/chat_view.py); render.py makes no <img>, and this makes sure of it.
-        self._no_images = _NoImages(doc)
+        self._no_images = NoImages(doc)
         doc.documentLayout().registerHandler(QTextFormat.ObjectTypes.ImageObject, self._no_images)
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
