@@ -300,7 +300,8 @@ def download_main(argv: list[str], out: TextIO = sys.stdout) -> int:
     p.add_argument("--quant", help="pick the file by quantization, e.g. Q4_K_M")
     p.add_argument("--folder", type=Path, default=None,
                    help="download into this folder instead of Hearth's models folder")
-    p.add_argument("--connections", type=int, default=4)
+    p.add_argument("--connections", type=int, default=None,
+                   help="parallel connections per file (default: Hearth's choice)")
     args = p.parse_args(argv)
     import threading
 
@@ -336,15 +337,16 @@ def download_main(argv: list[str], out: TextIO = sys.stdout) -> int:
         try:
             outcome["paths"] = download_group(
                 sources, folder, cancel=token, progress=report,
-                options=DownloadOptions(connections=max(1, args.connections)))
+                options=DownloadOptions(connections=max(1, args.connections)) if args.connections
+                else DownloadOptions())
         except BaseException as exc:  # handed to the main thread, which reports it
             outcome["error"] = exc
 
     worker = threading.Thread(target=work, name="download", daemon=True)
     worker.start()
     try:
-        while worker.is_alive():
-            worker.join(0.2)
+        while not outcome:  # not join(): one cut by Ctrl+C marks the thread ended (CPython 3.11)
+            time.sleep(0.1)
     except KeyboardInterrupt:
         token.cancel()
         worker.join(30)
