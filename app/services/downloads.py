@@ -67,7 +67,9 @@ class DownloadManager(QObject):
         self._relay.progress.connect(self._on_progress)
         self._live: dict[str, DownloadProgress] = {}
         self._active: tuple[str, CancelToken] | None = None
-        self._discard_after: set[str] = set()  # cancelled while running: delete once stopped
+        # Cancelled while running: the download thread deletes the files once it has stopped
+        # (shared with that thread; set operations are atomic).
+        self._discard_after: set[str] = set()
 
     # -- what the view reads ----------------------------------------------------------------
 
@@ -138,18 +140,23 @@ class DownloadManager(QObject):
     def cancel(self, id: str) -> None:
         entry = self._entry(id)
         if self._active is not None and self._active[0] == id:
+            self._discard_after.add(id)  # the download thread deletes once it has stopped
             self._active[1].cancel()
             self._finish_active()
         if entry is not None:
-            for f in entry.files:
-                try:
-                    discard(Path(entry.folder), f.path)
-                except (OSError, HubError) as exc:
-                    log.warning("could not delete the partial %s: %s", f.path, exc)
+            self._discard_files(entry)
         self._queue.remove(id)
         self._live.pop(id, None)
         self.changed.emit()
         self._pump()
+
+    @staticmethod
+    def _discard_files(entry: QueueEntry) -> None:
+        for f in entry.files:
+            try:
+                discard(Path(entry.folder), f.path)
+            except (OSError, HubError) as exc:
+                log.warning("could not delete the partial %s: %s", f.path, exc)
 
     def shutdown(self) -> None:
         """The window closes: stop the transfer, keep its partial file (it resumes next start)."""
@@ -173,9 +180,16 @@ class DownloadManager(QObject):
         relay, id = self._relay, entry.id
 
         def work(token: CancelToken) -> list[Path]:
-            sources = sources_for(client, entry.repo_id, entry.revision, _group(entry))
-            return self._download(sources, Path(entry.folder), cancel=token,
-                                  progress=lambda p: relay.progress.emit(id, p))
+            try:
+                sources = sources_for(client, entry.repo_id, entry.revision, _group(entry))
+                return self._download(sources, Path(entry.folder), cancel=token,
+                                      progress=lambda p: relay.progress.emit(id, p))
+            finally:
+                # Cancelled (not paused) while running: the transfer has stopped only now, so
+                # only now can no chunk being recorded write its journal back.
+                if id in self._discard_after:
+                    self._discard_after.discard(id)
+                    self._discard_files(entry)
 
         token = self._tasks.start_job(work, lambda paths: self._on_done(id, paths),
                                       lambda exc: self._on_failed(id, exc),
