@@ -241,6 +241,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
                                 on_verified=lambda path, sha: record_sha256(path, sha),
                                 parent=parent)
     hardware.report_changed.connect(hub.hardware_changed)
+    hardware.failed.connect(hub.hardware_failed)
     hardware.report_changed.connect(local.hardware_changed)
     downloads.finished.connect(lambda _path: local.rescan())
     discover = DiscoverTab(hub, downloads)

@@ -1,14 +1,15 @@
 """``hearth search``, ``hearth download``, ``hearth models``, ``hearth login`` (no Qt).
 
-Scripts can rely on the exit codes: 0 done, 1 nothing found / does not fit / verification
-failed, 2 bad arguments or a problem the message explains, 3 the Hub cannot be reached,
-4 authentication (missing or wrong token, license not accepted), 5 disk full, 130 interrupted
-(the download can be continued with the same command).
+Scripts can rely on the exit codes: 0 done, 1 nothing found (or, for ``hearth plan``, does not
+fit), 2 bad arguments or a problem the message explains (a damaged download included), 3 the
+Hub cannot be reached, 4 authentication (missing or wrong token, license not accepted), 5 disk
+full, 130 interrupted (the download can be continued with the same command).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import getpass
 import json
 import os
@@ -132,7 +133,8 @@ def parse_hf_url(url: str) -> tuple[str, str | None]:
     return "/".join(parts[:2]), ("/".join(parts[2:]) or None)
 
 
-def choose_group(details: RepoDetails, file: str | None, quant: str | None) -> FileGroup:
+def choose_group(details: RepoDetails, file: str | None, quant: str | None,
+                 quant_option: bool = True) -> FileGroup:
     """The download unit a file name or a quantization names (any part of a split model)."""
     models = [g for g in details.groups if g.kind is FileKind.MODEL]
     if file:
@@ -154,8 +156,9 @@ def choose_group(details: RepoDetails, file: str | None, quant: str | None) -> F
         return models[0]
     if not models:
         raise HubError(f"{details.repo_id} has no GGUF model files.")
-    raise HubError(f"{details.repo_id} has {len(models)} model files; name one, or pick a "
-                   f"quantization with --quant: {_names(models)}.")
+    how = "name one, or pick a quantization with --quant" if quant_option else \
+        f"name one: hf://{details.repo_id}/FILE"
+    raise HubError(f"{details.repo_id} has {len(models)} model files; {how}: {_names(models)}.")
 
 
 def _names(groups: list[FileGroup]) -> str:
@@ -170,7 +173,7 @@ def remote_model_for(url: str) -> tuple[Any, RepoDetails, FileGroup]:
     repo_id, file = parse_hf_url(url)
     with make_client() as client:
         details = client.details(repo_id)
-        group = choose_group(details, file, None)
+        group = choose_group(details, file, None, quant_option=False)
         model = remote_model(client, details.repo_id, details.revision, group,
                              cache=HeaderCache(paths.cache_dir() / "headers"))
     return model, details, group
@@ -364,6 +367,10 @@ def download_main(argv: list[str], out: TextIO = sys.stdout) -> int:
             print("What was downloaded is kept: free some space and run the same command.",
                   file=sys.stderr)
         return exit_code(error)
+    if isinstance(error, OSError):  # the folder cannot be made or written
+        print(f"hearth download: cannot write into {folder}: {error.strerror or error}.",
+              file=sys.stderr)
+        return EXIT_DISK if error.errno in (errno.ENOSPC, errno.EDQUOT) else EXIT_ERROR
     if error is not None:
         raise error
     paths: list[Path] = outcome["paths"]

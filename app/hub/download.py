@@ -1067,14 +1067,14 @@ def _raise_for_status(resp: httpx2.Response, src: DownloadSource) -> None:
         sent_token = any(k.lower() == "authorization" for k in src.headers)
         if code == "GatedRepo" and status == 403:
             raise AuthError(f"{src.name} is in a gated repository: accept its license on {page} with "
-                            "your Hugging Face account, then resume the download.", "license", page)
+                            "your Hugging Face account, then press Retry.", "license", page)
         if code == "GatedRepo" and not sent_token:
             raise AuthError(f"{src.name} is in a gated repository: add a Hugging Face token with "
                             "Token… on the Discover tab "
-                            f"and accept the license on {page}, then resume the download.", "missing", page)
+                            f"and accept the license on {page}, then press Retry.", "missing", page)
         raise AuthError(f"Hugging Face refused the token for {src.name} ({status}): it is wrong, has "
                         "expired or may not read this repository. Save a new one with Token… on the "
-                        "Discover tab, then resume the download.", "invalid", page)
+                        "Discover tab, then press Retry.", "invalid", page)
     if status == 404:
         what = "repository" if code == "RepoNotFound" else "file"
         raise DownloadError(f"The {what} for {src.name} is no longer on Hugging Face at this revision "

@@ -37,6 +37,7 @@ class _Relay(QObject):
     """Carries progress from the download thread to the GUI thread (a queued connection)."""
 
     progress = Signal(str, object)
+    ended = Signal(str)  # the download thread of that id has stopped (after any clean-up)
 
 
 def _group(entry: QueueEntry) -> FileGroup:
@@ -65,6 +66,10 @@ class DownloadManager(QObject):
         self._download = download
         self._relay = _Relay()
         self._relay.progress.connect(self._on_progress)
+        self._relay.ended.connect(self._on_thread_ended)
+        # Ids whose download thread has not stopped yet (a pause or cancel takes a moment): no
+        # second thread may start on the same files meanwhile. GUI thread only.
+        self._running: set[str] = set()
         self._live: dict[str, DownloadProgress] = {}
         self._active: tuple[str, CancelToken] | None = None
         # Cancelled while running: the download thread deletes the files once it has stopped
@@ -91,14 +96,16 @@ class DownloadManager(QObject):
         parts = f" ({len(e.files)} parts)" if len(e.files) > 1 else ""
         return f"{e.repo_id} · {e.group}{parts}"
 
-    def _on_disk(self, e: QueueEntry) -> int:
-        from app.hub.download import downloaded_bytes
+    @staticmethod
+    def _on_disk(e: QueueEntry) -> int:
+        """What the journals say is safe on disk (the address plays no part when the hash is
+        known, so no Hub client is needed here: the GUI thread never touches the keyring)."""
+        from app.hub.download import DownloadSource, downloaded_bytes
 
         folder = Path(e.folder)
         try:
-            client = self._client()
-            return sum(downloaded_bytes(folder, s)
-                       for s in sources_for(client, e.repo_id, e.revision, _group(e)))
+            return sum(downloaded_bytes(folder, DownloadSource("", f.path, f.size or 0, f.sha256))
+                       for f in e.files)
         except (HubError, OSError):
             return 0
 
@@ -111,6 +118,12 @@ class DownloadManager(QObject):
         folder = self._models_dir().joinpath(*repo.parts)
         for f in group.files:
             safe_join(self._models_dir(), f"{details.repo_id}/{f.path}")
+        for old in self._queue.entries():
+            # Done before, deleted since: a new download, not a "done" row pointing at nothing.
+            if (old.repo_id, old.revision, old.group) == (details.repo_id, details.revision,
+                                                          group.name) and old.state == "done" \
+                    and not all((Path(old.folder) / f.path).is_file() for f in old.files):
+                self._queue.remove(old.id)
         entry = self._queue.add(details.repo_id, details.revision, group.name, group.files,
                                 folder)
         self.changed.emit()
@@ -125,12 +138,12 @@ class DownloadManager(QObject):
         if self._active is not None and self._active[0] == id:
             self._active[1].cancel()
             self._finish_active()
-        self._queue.set_state(id, "paused")
+        self._set(id, "paused")
         self.changed.emit()
         self._pump()
 
     def resume(self, id: str) -> None:
-        self._queue.set_state(id, "queued", "")
+        self._set(id, "queued")
         self.changed.emit()
         self._pump()
 
@@ -140,12 +153,16 @@ class DownloadManager(QObject):
     def cancel(self, id: str) -> None:
         entry = self._entry(id)
         if self._active is not None and self._active[0] == id:
-            self._discard_after.add(id)  # the download thread deletes once it has stopped
             self._active[1].cancel()
             self._finish_active()
+        if id in self._running:
+            self._discard_after.add(id)  # its thread deletes again once it has stopped
         if entry is not None:
-            self._discard_files(entry)
-        self._queue.remove(id)
+            self._discard_files(entry)  # the bytes go now (a journal written meanwhile, later)
+        try:
+            self._queue.remove(id)
+        except OSError as exc:
+            log.error("could not save the download queue: %s", exc)
         self._live.pop(id, None)
         self.changed.emit()
         self._pump()
@@ -169,19 +186,34 @@ class DownloadManager(QObject):
     def _entry(self, id: str) -> QueueEntry | None:
         return self._queue.get(id)
 
+    def _set(self, id: str, state: str, error: str = "") -> None:
+        """Change an entry's state; the queue file failing to save (a full disk holds it too)
+        must not leave the manager half-updated, so it is logged and the change stays in memory."""
+        try:
+            self._queue.set_state(id, state, error)
+        except KeyError:
+            pass  # cancelled meanwhile
+        except OSError as exc:
+            log.error("could not save the download queue: %s", exc)
+
+    def _on_thread_ended(self, id: str) -> None:
+        self._running.discard(id)
+        self._pump()
+
     def _pump(self) -> None:
         if self._active is not None:
             return
-        entry = self._queue.next_queued()
+        entry = next((e for e in self._queue.entries()
+                      if e.state == "queued" and e.id not in self._running), None)
         if entry is None:
             return
-        self._queue.set_state(entry.id, "downloading", "")
-        client = self._client()
-        relay, id = self._relay, entry.id
+        self._set(entry.id, "downloading")
+        make_client, relay, id = self._client, self._relay, entry.id
 
         def work(token: CancelToken) -> list[Path]:
             try:
-                sources = sources_for(client, entry.repo_id, entry.revision, _group(entry))
+                # The client is made here, not on the GUI thread: making it reads the keyring.
+                sources = sources_for(make_client(), entry.repo_id, entry.revision, _group(entry))
                 return self._download(sources, Path(entry.folder), cancel=token,
                                       progress=lambda p: relay.progress.emit(id, p))
             finally:
@@ -190,11 +222,13 @@ class DownloadManager(QObject):
                 if id in self._discard_after:
                     self._discard_after.discard(id)
                     self._discard_files(entry)
+                relay.ended.emit(id)
 
         token = self._tasks.start_job(work, lambda paths: self._on_done(id, paths),
                                       lambda exc: self._on_failed(id, exc),
                                       name="download", expected=(HubError, OSError))
         self._active = (id, token)
+        self._running.add(id)
         self.changed.emit()
 
     def _finish_active(self) -> None:
@@ -212,7 +246,7 @@ class DownloadManager(QObject):
         entry = self._entry(id)
         self._finish_active()
         self._live.pop(id, None)
-        self._queue.set_state(id, "done", "")
+        self._set(id, "done")
         if entry is not None and self._on_verified is not None:
             for path, f in zip(paths, entry.files, strict=False):
                 if f.sha256:
@@ -231,7 +265,7 @@ class DownloadManager(QObject):
         # A full disk pauses (everything downloaded is kept; Resume continues); other problems
         # fail the entry with the sentence, and Retry starts it again from its partial file.
         state = "paused" if isinstance(exc, DiskFullError) else "failed"
-        self._queue.set_state(id, state, str(exc))
+        self._set(id, state, str(exc))
         self.changed.emit()
         self.failed.emit(id, str(exc))
         self._pump()

@@ -61,7 +61,11 @@ class HubService(QObject):
         self._make_client = make_client or (lambda token: HubClient(
             endpoint=client().endpoint, token=token))
         self._cache = header_cache
-        self._generation = 0
+        # Late answers to what the user has moved on from are dropped; searches and repository
+        # pages count apart, so opening a repository never silences a search and vice versa.
+        self._search_gen = 0
+        self._repo_gen = 0
+        self._shown: RepoDetails | None = None  # the repository page on screen
         self._pages: Any = None  # the last SearchResults, for "more"
         self._last: Callable[[], None] | None = None  # what Retry repeats
         self._waiting: list[tuple[str, str, FileGroup]] = []  # verdicts waiting for hardware
@@ -70,25 +74,27 @@ class HubService(QObject):
     # -- search -----------------------------------------------------------------------------
 
     def search(self, query: str, sort: str = "trending") -> None:
-        self._generation += 1
-        gen = self._generation
+        self._search_gen += 1
+        gen = self._search_gen
         self._last = lambda: self.search(query, sort)
-        client = self._client()
-        self._tasks.run(lambda: client.search(query, sort=sort, limit=PAGE),
+        client = self._client  # made on the pool: making it reads the keyring
+        self._tasks.run(lambda: client().search(query, sort=sort, limit=PAGE),
                         lambda res: self._on_results(gen, res, False),
-                        lambda exc: self._on_error(gen, exc), expected=_EXPECTED)
+                        lambda exc: self._on_error(gen == self._search_gen, exc),
+                        expected=_EXPECTED)
 
     def more(self) -> None:
         pages = self._pages
         if pages is None:
             return
-        gen = self._generation
+        gen = self._search_gen
         self._last = self.more
         self._tasks.run(pages.next_page, lambda res: self._on_results(gen, res, True),
-                        lambda exc: self._on_error(gen, exc), expected=_EXPECTED)
+                        lambda exc: self._on_error(gen == self._search_gen, exc),
+                        expected=_EXPECTED)
 
     def _on_results(self, gen: int, res: Any, append: bool) -> None:
-        if gen != self._generation:
+        if gen != self._search_gen:
             return
         if res is None:  # no next page after all
             self.results.emit([], True, False)
@@ -99,17 +105,19 @@ class HubService(QObject):
     # -- a repository -----------------------------------------------------------------------
 
     def open_repo(self, repo_id: str) -> None:
-        self._generation += 1
-        gen = self._generation
+        self._repo_gen += 1
+        gen = self._repo_gen
         self._last = lambda: self.open_repo(repo_id)
-        client = self._client()
-        self._tasks.run(lambda: client.details(repo_id),
+        client = self._client
+        self._tasks.run(lambda: client().details(repo_id),
                         lambda d: self._on_details(gen, d),
-                        lambda exc: self._on_error(gen, exc), expected=_EXPECTED)
+                        lambda exc: self._on_error(gen == self._repo_gen, exc),
+                        expected=_EXPECTED)
 
     def _on_details(self, gen: int, details: RepoDetails) -> None:
-        if gen != self._generation:
+        if gen != self._repo_gen:
             return
+        self._shown = details
         self.details.emit(details)
         for group in details.groups:
             if group.kind is FileKind.MODEL:
@@ -126,16 +134,36 @@ class HubService(QObject):
         self._plan(details.repo_id, details.revision, group, hw)
 
     def hardware_changed(self, report: HardwareReport) -> None:
-        """Connected to the hardware service: plan what waited for the report."""
+        """Connected to the hardware service: plan what waited for the report, and plan again
+        what is on screen (the report comes twice: the machine, then merged with what the runner
+        build drives, which is what the loader plans with). Headers are cached: cheap."""
         waiting, self._waiting = self._waiting, []
-        for repo_id, revision, group in waiting:
+        again: dict[tuple[str, str], tuple[str, str, FileGroup]] = {
+            (r, g.name): (r, rev, g) for r, rev, g in waiting}
+        if self._shown is not None:
+            for g in self._shown.groups:
+                if g.kind is FileKind.MODEL:
+                    again.setdefault((self._shown.repo_id, g.name),
+                                     (self._shown.repo_id, self._shown.revision, g))
+        for rec, d, _ in self._recommended:
+            pick = pick_group(d.groups, rec.quant) if d is not None else None
+            if d is not None and pick is not None:
+                again.setdefault((d.repo_id, pick.name), (d.repo_id, d.revision, pick))
+        for repo_id, revision, group in again.values():
             self._plan(repo_id, revision, group, report)
 
+    def hardware_failed(self, sentence: str) -> None:
+        """Detection failed: the waiting verdicts say why instead of "Checking…" forever."""
+        waiting, self._waiting = self._waiting, []
+        for repo_id, _revision, group in waiting:
+            self.verdict.emit(repo_id, group.name, f"This computer's hardware could not be "
+                              f"detected ({sentence.rstrip('.')}), so Hearth cannot say.")
+
     def _plan(self, repo_id: str, revision: str, group: FileGroup, hw: HardwareReport) -> None:
-        client, cache = self._client(), self._cache
+        client, cache = self._client, self._cache
 
         def work() -> Verdict:
-            model = remote_model(client, repo_id, revision, group, cache=cache)
+            model = remote_model(client(), repo_id, revision, group, cache=cache)
             return verdict_for(model, hw)
 
         self._tasks.run(work, lambda v: self.verdict.emit(repo_id, group.name, v),
@@ -148,7 +176,7 @@ class HubService(QObject):
         """Each curated entry with its details as they arrive; their verdicts come through
         ``verdict`` like any repository's (an entry that would not fit is then hidden)."""
         self._last = self.load_recommended
-        client = self._client()
+        client = self._client
         entries = self._load_recommended()
         self._recommended = [(r, None, None) for r in entries]
         self.recommended.emit(list(self._recommended))
@@ -165,7 +193,7 @@ class HubService(QObject):
                 self._drop_recommended(rec)
 
         for rec in entries:
-            self._tasks.run(lambda rec=rec: client.details(rec.repo_id),  # type: ignore[misc]
+            self._tasks.run(lambda rec=rec: client().details(rec.repo_id),  # type: ignore[misc]
                             lambda d, rec=rec: self._on_recommended(rec, d),  # type: ignore[misc]
                             lambda exc, rec=rec: failed(exc, rec),  # type: ignore[misc]
                             expected=_EXPECTED)
@@ -235,8 +263,8 @@ class HubService(QObject):
         if self._last is not None:
             self._last()
 
-    def _on_error(self, gen: int, exc: Exception) -> None:
-        if gen != self._generation:
+    def _on_error(self, current: bool, exc: Exception) -> None:
+        if not current:
             return
         if isinstance(exc, HubUnreachableError):
             self.unreachable.emit(str(exc))

@@ -346,7 +346,9 @@ class DiscoverTab(QWidget):
     def edit_token(self) -> None:
         from app.ui.token_dialog import TokenDialog
 
-        TokenDialog(self._hub, self).open()
+        dialog = TokenDialog(self._hub, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # one per click, gone after
+        dialog.open()
 
     def query(self) -> str:
         return self.search_edit.text().strip()
@@ -635,9 +637,11 @@ class DiscoverTab(QWidget):
             card = _RecommendationCard(rec)
             card.set_details(details)
             known = self._verdicts.get((rec.repo_id, card.group.name)) if card.group else None
-            if verdict is None and known is not None:
-                verdict = known if isinstance(known, Verdict) else None
-            card.set_verdict(verdict)
+            if verdict is None and isinstance(known, str):
+                card.set_verdict(None, known)  # the check failed: say why, not "Checking…"
+            else:
+                card.set_verdict(verdict if verdict is not None
+                                 else known if isinstance(known, Verdict) else None)
             card.activated.connect(lambda repo, quant=rec.quant: self.open_repo(repo, quant))
             self._cards_layout.insertWidget(self._cards_layout.count() - 1, card)
             self._cards[rec.repo_id] = card

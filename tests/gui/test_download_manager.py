@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import random
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -75,7 +76,7 @@ class Env:
         """A manager on a NEW DownloadQueue read from the queue file (as at an app start)."""
         if self.client is None:
             self.set_client()
-        m = DownloadManager(TaskRunner(self.parent), DownloadQueue(self.queue_file),
+        m = DownloadManager(TaskRunner(self.parent, name=self.lane), DownloadQueue(self.queue_file),
                             lambda: self.client, lambda: self.models,
                             on_verified=lambda p, s: self.verified.append((p, s)),
                             download=download or functools.partial(download_group, options=OPT),
@@ -93,8 +94,16 @@ class Env:
         (row,) = [r for r in m.rows() if r.id == id]
         return row
 
+    @property
+    def lane(self) -> str:
+        """The TaskRunner name of this test's managers: their job threads are "<lane>:download"."""
+        return f"test-downloads-{id(self):x}"
+
     def settle(self) -> None:
-        """Wait until the fake Hub stops sending what a stopped download left in flight."""
+        """Wait until a stopped download's thread has ended (its last journal write and, after
+        Cancel, its clean-up are done) and the fake Hub has sent what was left in flight."""
+        self.qtbot.waitUntil(lambda: not any(t.name.startswith(self.lane + ":")
+                                             for t in threading.enumerate()), timeout=10_000)
         last = -1
         while self.hub.bytes_served != last:
             last = self.hub.bytes_served
@@ -249,18 +258,16 @@ def test_cancel_deletes_the_partial_and_the_row(env: Env) -> None:
     assert leftovers(env.models) == [f"{FILE}.part", f"{FILE}.part.json"]
     with env.qtbot.waitSignal(m.changed, timeout=1_000):
         m.cancel(id)
-    assert leftovers(env.models) == []
     assert m.rows() == []
     assert json.loads(env.queue_file.read_text())["entries"] == []
-    env.settle()
-    assert not part_paths(target(env).parent, FILE)[1].exists()  # the bytes stay deleted
+    assert not part_paths(target(env).parent, FILE)[1].exists()  # the bytes go at once
+    env.settle()  # the journal goes once the download thread has stopped
+    assert leftovers(env.models) == []
     assert not target(env).exists()
 
 
 def test_cancel_while_a_chunk_is_being_recorded_leaves_no_journal(
         env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
-    import threading
-
     import app.hub.download as dl
 
     env.hub.add_repo(REPO, {FILE: data_for(11)})
@@ -282,7 +289,6 @@ def test_cancel_while_a_chunk_is_being_recorded_leaves_no_journal(
     id = m.enqueue(details, group)
     env.qtbot.waitUntil(recording.is_set, timeout=20_000)
     m.cancel(id)
-    assert leftovers(env.models) == []
     cancelled.set()
     env.settle()
     assert leftovers(env.models) == []  # the journal written meanwhile is gone too
@@ -421,3 +427,32 @@ def test_names_from_the_hub_are_checked_before_anything_is_queued(env: Env) -> N
         m.enqueue(details, evil)
     assert m.rows() == [] and not env.queue_file.exists()
     assert env.hub.bytes_served == 0
+
+
+def test_a_model_deleted_after_its_download_can_be_downloaded_again(env: Env) -> None:
+    data = data_for(21)
+    env.hub.add_repo(REPO, {FILE: data})
+    m = env.manager()
+    details, group = env.group()
+    with env.qtbot.waitSignal(m.finished, timeout=20_000):
+        first = m.enqueue(details, group)
+    target(env).unlink()  # deleted from the Models tab
+    with env.qtbot.waitSignal(m.finished, timeout=20_000):
+        again = m.enqueue(details, group)
+    assert again != first and target(env).read_bytes() == data
+    assert [r.state for r in m.rows()] == ["done"]
+
+
+def test_resume_right_after_pause_waits_for_the_old_transfer_to_stop(env: Env) -> None:
+    data = data_for(22)
+    env.hub.add_repo(REPO, {FILE: data})
+    m = env.manager()
+    id = start_slow(env, m)
+    m.pause(id)
+    m.resume(id)  # at once: the paused thread may still be stopping
+    # Never two threads on one partial file: the entry waits until the first has ended.
+    assert env.row(m, id).state in ("queued", "downloading")
+    env.hub.throttle_bps = None
+    with env.qtbot.waitSignal(m.finished, timeout=20_000):
+        pass
+    assert target(env).read_bytes() == data and leftovers(env.models) == []

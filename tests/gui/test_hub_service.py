@@ -42,9 +42,12 @@ def service(tmp_path: Path, qtbot: Any) -> Iterator[tuple[HubService, FakeHub]]:
         report = HardwareReport.from_json(json.loads(REPORT.read_text()))
         client = HubClient(endpoint=hub.url)
         parent = QObject()
-        svc = HubService(TaskRunner(parent), lambda: client, lambda: report,
+        tasks = TaskRunner(parent)
+        svc = HubService(tasks, lambda: client, lambda: report,
                          HeaderCache(tmp_path / "headers"), parent, recommended=lambda: RECS)
         yield svc, hub
+        tasks.wait(10_000)  # verdicts still being planned finish before their client closes
+        qtbot.wait(50)
         client.close()
 
 
@@ -139,3 +142,45 @@ def test_token_dialog_checks_saves_and_a_gated_repo_then_opens(
                 c.close()
     finally:
         keyring.set_keyring(previous)
+
+
+def test_a_search_does_not_silence_the_repository_page_and_back(
+        service: tuple[HubService, FakeHub], qtbot: Any) -> None:
+    svc, _hub = service
+    with qtbot.waitSignals([svc.details, svc.results], timeout=10_000):
+        svc.open_repo("acme/small-GGUF")
+        svc.search("acme")  # started after the page: both still answer
+
+
+def test_verdicts_follow_the_report_and_say_why_when_detection_fails(
+        tmp_path: Path, qtbot: Any) -> None:
+    with FakeHub() as hub:
+        small = write_header_only(tmp_path / "s.gguf", LLAMA31_8B)
+        hub.add_repo("acme/small-GGUF", {"small-Q4_K_M.gguf": small},
+                     sha256s={"small-Q4_K_M.gguf": "ab" * 32})
+        client = HubClient(endpoint=hub.url)
+        parent = QObject()
+        report: list[HardwareReport] = []
+        asked: list[int] = []
+        svc = HubService(TaskRunner(parent), lambda: client, lambda: report[0] if report else None,
+                         HeaderCache(tmp_path / "h"), parent,
+                         detect_hardware=lambda: asked.append(1))
+        verdicts: list[Any] = []
+        svc.verdict.connect(lambda _r, _g, v: verdicts.append(v))
+        with qtbot.waitSignal(svc.details, timeout=10_000):
+            svc.open_repo("acme/small-GGUF")
+        assert asked == [1] and verdicts == []  # waits for the report, asked for it once
+        svc.hardware_failed("no /proc here.")
+        assert len(verdicts) == 1 and "could not be detected" in verdicts[0]
+        cpu = HardwareReport.from_json(json.loads(REPORT.read_text()))
+        report.append(cpu)
+        with qtbot.waitSignal(svc.verdict, timeout=10_000):
+            svc.hardware_changed(cpu)  # the page on screen is planned again for the new report
+        assert isinstance(verdicts[-1], Verdict) and verdicts[-1].fit is Fit.CPU
+        big = HardwareReport.from_json(json.loads(
+            (REPORT.parent / "rtx4090_24gb.json").read_text()))
+        report[0] = big
+        with qtbot.waitSignal(svc.verdict, timeout=10_000):
+            svc.hardware_changed(big)
+        assert verdicts[-1].fit is Fit.GPU
+        client.close()
