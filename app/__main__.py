@@ -229,13 +229,18 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     from app.library.catalog import HeaderInfoCache, record_sha256
     from app.library.folders import load_folders
 
+    def detect() -> None:  # verdicts need the report; the first one asks for it
+        if hardware.report is None and not hardware.busy:
+            hardware.refresh()
+
     hub_client = _Shared(lambda: HubClient(token=get_token()))
     hub = HubService(tasks, hub_client.get, lambda: hardware.report,
                      HeaderCache(paths.cache_dir() / "headers"), parent,
-                     detect_hardware=lambda: None if hardware.busy else hardware.refresh(),
+                     detect_hardware=detect,
                      reset_client=hub_client.reset)
     local = LocalModelsService(tasks, load_folders(), lambda: hardware.report,
-                               HeaderInfoCache.default(), parent=parent)
+                               HeaderInfoCache.default(), parent=parent,
+                               detect_hardware=detect)
     downloads = DownloadManager(tasks, DownloadQueue(paths.data_dir() / "downloads.json"),
                                 hub_client.get, lambda: local.folders.models_dir,
                                 on_verified=lambda path, sha: record_sha256(path, sha),

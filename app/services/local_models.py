@@ -67,6 +67,7 @@ class LocalModelsService(QObject):
     def __init__(self, tasks: TaskRunner, folders: LibraryFolders,
                  hardware: Callable[[], HardwareReport | None], cache: HeaderInfoCache, *,
                  save: Callable[[LibraryFolders], None] = save_folders,
+                 detect_hardware: Callable[[], None] | None = None,
                  sources: Callable[[LibraryFolders], list[ModelSource]] | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -75,6 +76,7 @@ class LocalModelsService(QObject):
         self._hardware = hardware
         self._cache = cache
         self._save = save
+        self._detect_hardware = detect_hardware  # no report yet: verdicts come after it
         self._sources = sources or (lambda f: default_sources(models_dir=f.models_dir,
                                                               extra_folders=f.extra))
         self._rows: list[LocalRow] = []
@@ -98,6 +100,8 @@ class LocalModelsService(QObject):
             self._again = True  # a change arrived mid-scan: scan once more after this one
             return
         folders, hw, cache = self.folders, self._hardware(), self._cache
+        if hw is None and self._detect_hardware is not None:
+            self._detect_hardware()  # its report rescans (hardware_changed) with verdicts
         sources = self._sources(folders)
 
         def work(token: CancelToken) -> list[tuple[LibraryEntry, Verdict | None]]:
