@@ -24,15 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from runner.settings import LoadSettings
+from runner.turn_formats import guess_format
 
 log = logging.getLogger(__name__)
-
-# ChatML, llama-server's fallback when a GGUF carries no chat template.
-DEFAULT_TEMPLATE = (
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] "
-    "+ '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}"
-    "{% endif %}"
-)
 
 
 # ---- request models (they also make the OpenAPI document) -------------------------------------
@@ -157,11 +151,20 @@ class RunnerState:
         self.build: dict[str, Any] = {}
         self.memory: list[dict[str, Any]] = []
         self.devices: list[dict[str, Any]] = []  # what this build's ggml sees (runner.devices)
+        # "template" (the GGUF's own) or the turn format guessed from the vocabulary.
+        self.chat_format = ""
 
     def ready(self, model: Any, scheduler: Any, load_seconds: float) -> None:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        template = model.meta("tokenizer.chat_template") or DEFAULT_TEMPLATE
+        template = model.meta("tokenizer.chat_template")
+        if template:
+            self.chat_format = "template"
+        else:
+            fmt = guess_format(lambda text: _is_special_token(model, text))
+            template, self.chat_format = fmt.template, fmt.name
+            log.info("the model has no chat template; using the %s turn format its vocabulary "
+                     "names", fmt.name)
         from runner.tools import tool_format
 
         self.tool_format = tool_format(template)
@@ -411,6 +414,12 @@ async def _embeddings(state: RunnerState, body: EmbeddingRequest) -> JSONRespons
                          "usage": {"prompt_tokens": n, "total_tokens": n}})
 
 
+def _is_special_token(model: Any, text: str) -> bool:
+    """The vocabulary has ``text`` as one token (a turn marker, not spelled out in pieces)."""
+    tokens = model.tokenize(text, add_bos=False, special=True)
+    return len(tokens) == 1 and model.token_text(tokens[0]) == text
+
+
 def runner_status(state: RunnerState) -> dict[str, Any]:
     out: dict[str, Any] = {
         "status": state.status,
@@ -426,6 +435,7 @@ def runner_status(state: RunnerState) -> dict[str, Any]:
         out["context"] = {"n_ctx": state.model.n_ctx, "n_ctx_train": state.model.n_ctx_train,
                           "slots": sched.n_slots, "per_slot": sched.slot_ctx}
         out["load_seconds"] = round(state.load_seconds, 3)
+        out["chat_format"] = state.chat_format
         out["memory"] = state.memory
         out["requests"] = {"total": sched.total_requests, "active": sched.active_jobs}
         out["last_request"] = {
