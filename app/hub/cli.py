@@ -234,9 +234,6 @@ def _duration(s: float) -> str:
     return f"{s} s"
 
 
-def _path(p: Path) -> str:
-    return str(p)
-
 
 # -- hearth models ---------------------------------------------------------------------------------
 
@@ -309,7 +306,7 @@ def download_main(argv: list[str], out: TextIO = sys.stdout) -> int:
     import threading
 
     from app.hub.download import DownloadOptions, DownloadProgress, download_group, sources_for
-    from app.hub.names import safe_relative_path
+    from app.hub.names import repo_folder
     from app.jobs import CancelledError, CancelToken
     from app.library.catalog import record_sha256
     from app.library.folders import load_folders
@@ -321,7 +318,7 @@ def download_main(argv: list[str], out: TextIO = sys.stdout) -> int:
             details = client.details(repo_id)
             group = choose_group(details, file, args.quant)
             root = args.folder or load_folders().models_dir
-            folder = root.joinpath(*safe_relative_path(details.repo_id).parts)
+            folder = repo_folder(root, details.repo_id)
             sources = sources_for(client, details.repo_id, details.revision, group)
     except HubError as exc:
         print(f"hearth download: {exc}", file=sys.stderr)
@@ -377,7 +374,7 @@ def download_main(argv: list[str], out: TextIO = sys.stdout) -> int:
     for path, f in zip(paths, group.files, strict=False):
         if f.sha256:
             record_sha256(path, f.sha256)
-    print(_path(paths[0]), file=out)
+    print(paths[0], file=out)
     print(f"Verified. Chat with it in Hearth, or see how it loads: hearth plan '{paths[0]}'",
           file=sys.stderr)
     return EXIT_OK

@@ -83,6 +83,12 @@ def safe_join(folder: Path, name: str) -> Path:
     return target
 
 
+def repo_folder(models_dir: Path, repo_id: str) -> Path:
+    """Where a repository's downloads go: ``<models_dir>/<owner>/<name>`` (the id checked like
+    any other name from the Hub)."""
+    return models_dir.joinpath(*safe_relative_path(repo_id).parts)
+
+
 def file_kind(name: str) -> FileKind:
     """Is this file a model to chat with, a vision projector, an imatrix, or not GGUF at all?"""
     base = PurePosixPath(name).name.lower()

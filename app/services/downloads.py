@@ -17,7 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.hub.download import DownloadProgress, discard, download_group, sources_for
-from app.hub.names import safe_join, safe_relative_path
+from app.hub.names import repo_folder, safe_join
 from app.hub.queue import DownloadQueue, QueueEntry
 from app.hub.types import (
     DiskFullError,
@@ -114,8 +114,7 @@ class DownloadManager(QObject):
     def enqueue(self, details: RepoDetails, group: FileGroup) -> str:
         if group.kind is not FileKind.MODEL:
             raise HubError(f"{group.name} is not a chat model; download a model file instead.")
-        repo = safe_relative_path(details.repo_id)  # owner/name, checked like any other name
-        folder = self._models_dir().joinpath(*repo.parts)
+        folder = repo_folder(self._models_dir(), details.repo_id)
         for f in group.files:
             safe_join(self._models_dir(), f"{details.repo_id}/{f.path}")
         for old in self._queue.entries():
@@ -137,7 +136,7 @@ class DownloadManager(QObject):
     def pause(self, id: str) -> None:
         if self._active is not None and self._active[0] == id:
             self._active[1].cancel()
-            self._finish_active()
+            self._active = None
         self._set(id, "paused")
         self.changed.emit()
         self._pump()
@@ -154,7 +153,7 @@ class DownloadManager(QObject):
         entry = self._entry(id)
         if self._active is not None and self._active[0] == id:
             self._active[1].cancel()
-            self._finish_active()
+            self._active = None
         if id in self._running:
             self._discard_after.add(id)  # its thread deletes again once it has stopped
         if entry is not None:
@@ -231,9 +230,6 @@ class DownloadManager(QObject):
         self._running.add(id)
         self.changed.emit()
 
-    def _finish_active(self) -> None:
-        self._active = None
-
     def _on_progress(self, id: str, p: DownloadProgress) -> None:
         if self._active is None or self._active[0] != id:
             return  # a late report from a download that was paused meanwhile
@@ -244,7 +240,7 @@ class DownloadManager(QObject):
 
     def _on_done(self, id: str, paths: list[Path]) -> None:
         entry = self._entry(id)
-        self._finish_active()
+        self._active = None
         self._live.pop(id, None)
         self._set(id, "done")
         if entry is not None and self._on_verified is not None:
@@ -260,7 +256,7 @@ class DownloadManager(QObject):
         self._pump()
 
     def _on_failed(self, id: str, exc: Exception) -> None:
-        self._finish_active()
+        self._active = None
         self._live.pop(id, None)
         # A full disk pauses (everything downloaded is kept; Resume continues); other problems
         # fail the entry with the sentence, and Retry starts it again from its partial file.

@@ -81,8 +81,10 @@ class LocalModelsService(QObject):
                                                               extra_folders=f.extra))
         self._rows: list[LocalRow] = []
         self._found: dict[str, FoundModel] = {}
+        self._entries: list[LibraryEntry] = []  # the last scan's, planned again per report
         self._job: CancelToken | None = None
-        self._again = False
+        self._again = False  # folders changed mid-scan: scan once more
+        self._replan = False  # the hardware changed mid-scan: plan the results again
 
     @property
     def busy(self) -> bool:
@@ -91,17 +93,13 @@ class LocalModelsService(QObject):
     def rows(self) -> list[LocalRow]:
         return list(self._rows)
 
-    def paths(self) -> list[str]:
-        """Loadable models (no header error), for the chat's picker."""
-        return [r.path for r in self._rows if not r.error]
-
     def rescan(self) -> None:
         if self._job is not None:
             self._again = True  # a change arrived mid-scan: scan once more after this one
             return
         folders, hw, cache = self.folders, self._hardware(), self._cache
         if hw is None and self._detect_hardware is not None:
-            self._detect_hardware()  # its report rescans (hardware_changed) with verdicts
+            self._detect_hardware()  # its report plans the entries (hardware_changed)
         sources = self._sources(folders)
 
         def work(token: CancelToken) -> list[tuple[LibraryEntry, Verdict | None]]:
@@ -113,13 +111,32 @@ class LocalModelsService(QObject):
             cache.save()  # the next start reads no header that has not changed
             return out
 
-        self._job = self._tasks.start_job(work, self._on_scanned, self._on_scan_error,
-                                          name="library scan")
+        self._start(work, "library scan")
+
+    def _plan_again(self) -> None:
+        """Verdicts for the entries already found, for a new report: no walk, no header cache."""
+        entries, hw = list(self._entries), self._hardware()
+        if not entries or hw is None:
+            return
+
+        def work(token: CancelToken) -> list[tuple[LibraryEntry, Verdict | None]]:
+            out = []
+            for entry in entries:
+                token.check()
+                out.append((entry, _verdict(entry, hw)))
+            return out
+
+        self._start(work, "library verdicts")
+
+    def _start(self, work: Callable[[CancelToken], list[tuple[LibraryEntry, Verdict | None]]],
+               name: str) -> None:
+        self._job = self._tasks.start_job(work, self._on_scanned, self._on_scan_error, name=name)
         self.busy_changed.emit(True)
 
     def _on_scanned(self, results: list[tuple[LibraryEntry, Verdict | None]]) -> None:
         self._finish_scan()
-        self._found = {str(e.found.path): e.found for e, _ in results}
+        self._entries = [e for e, _ in results]
+        self._found = {str(e.found.path): e.found for e in self._entries}
         self._rows = [_row(e, v) for e, v in results]
         self.changed.emit(self.rows())
 
@@ -132,12 +149,19 @@ class LocalModelsService(QObject):
         self._job = None
         self.busy_changed.emit(False)
         if self._again:
-            self._again = False
+            self._again = self._replan = False
             self.rescan()
+        elif self._replan:
+            self._replan = False
+            self._plan_again()
 
     def hardware_changed(self, _report: HardwareReport) -> None:
-        """The verdicts depend on the machine: plan again with the new report."""
-        self.rescan()
+        """The verdicts depend on the machine: plan the models found again (the folders have
+        not changed, so they are not walked again)."""
+        if self._job is not None:
+            self._replan = True
+            return
+        self._plan_again()
 
     def add_folder(self, folder: str) -> None:
         self.folders = self.folders.with_extra(Path(folder))
@@ -148,21 +172,26 @@ class LocalModelsService(QObject):
         self.rescan()
 
     def set_models_dir(self, folder: str) -> None:
-        old = self.folders.models_dir
+        new = Path(folder)
         # The old folder stays listed (as an added folder): its models are still there.
-        self.folders = replace(self.folders.with_extra(old), models_dir=Path(folder),
-                               extra=tuple(e for e in self.folders.with_extra(old).extra
-                                           if e != Path(folder)))
+        kept = self.folders.with_extra(self.folders.models_dir)
+        self.folders = replace(kept, models_dir=new, extra=tuple(e for e in kept.extra
+                                                                 if e != new))
         try:
             self._save(self.folders)
         except OSError as exc:
             self.failed.emit(f"Could not remember the folder {folder}: {exc}")
         self.rescan()
 
-    def delete(self, path: str) -> None:
+    def _listed(self, path: str) -> FoundModel | None:
         found = self._found.get(path)
         if found is None:
             self.failed.emit(f"{path} is no longer in the library; press Rescan.")
+        return found
+
+    def delete(self, path: str) -> None:
+        found = self._listed(path)
+        if found is None:
             return
         models_dir = self.folders.models_dir
 
@@ -173,9 +202,8 @@ class LocalModelsService(QObject):
                         lambda exc: self.failed.emit(str(exc)), expected=(LibraryError, OSError))
 
     def verify(self, path: str) -> None:
-        found = self._found.get(path)
+        found = self._listed(path)
         if found is None:
-            self.failed.emit(f"{path} is no longer in the library; press Rescan.")
             return
 
         def work(token: CancelToken) -> VerifyResult:

@@ -43,10 +43,8 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QStackedWidget,
     QStyle,
@@ -64,9 +62,20 @@ from PySide6.QtWidgets import (
 from app.chat.render import link_allowed, mix, render_markdown
 from app.hub.recommended import Recommendation, pick_group, worth_showing
 from app.hub.types import FileGroup, FileKind, HubError, RepoDetails, RepoSummary
-from app.hub.verdict import Fit, Verdict
+from app.hub.verdict import Verdict
 from app.services.protocols import DownloadsLike, HubLike
 from app.ui.chat_view import NoImages, SealedDocument, theme_for
+from app.ui.common import (
+    fit_color,
+    heading_label,
+    human_params,
+    human_size,
+    human_tokens,
+    plain_label,
+    scrolling_column,
+    set_text_color,
+    text_color,
+)
 
 log = logging.getLogger(__name__)
 
@@ -85,24 +94,9 @@ KIND_EXPLAINED = {
 }
 # Hues the fit colours lean towards; mixed with the palette's text colour so they keep their
 # contrast on light and dark themes alike.
-_FIT_HUES = {Fit.GPU: "#1e9e4a", Fit.PARTIAL: "#2f7fd0", Fit.CPU: "#c98a00", Fit.NO_FIT: "#d0342c"}
 _ERROR_HUE = "#d0342c"
 _WARN_HUE = "#d9822b"
 _FRONT_MATTER = re.compile(r"\A---\r?\n.*?\r?\n---\r?\n", re.DOTALL)
-
-
-def plain_label(text: str = "", *, muted: bool = False, wrap: bool = True,
-                selectable: bool = True) -> QLabel:
-    """A label that shows its text as typed: Hub and file text must never be read as markup."""
-    label = QLabel()
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setText(text)
-    label.setWordWrap(wrap)
-    if selectable:
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    if muted:
-        label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-    return label
 
 
 class _CardView(QTextBrowser):
@@ -392,22 +386,11 @@ class DiscoverTab(QWidget):
     # ---- building ----------------------------------------------------------------------------
 
     def _make_recommended_page(self) -> QWidget:
-        heading = plain_label("Recommended for this computer", selectable=False)
-        font = heading.font()
-        font.setBold(True)
-        font.setPointSizeF(font.pointSizeF() * 1.1)
-        heading.setFont(font)
+        heading = heading_label("Recommended for this computer", wrap=True)
         self.recommended_status = plain_label("Checking which models fit this computer…",
                                               muted=True)
         self._cards_box = QWidget()
-        self._cards_layout = QVBoxLayout(self._cards_box)
-        self._cards_layout.setContentsMargins(0, 0, 4, 0)
-        self._cards_layout.setSpacing(6)
-        self._cards_layout.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(self._cards_box)
+        scroll, self._cards_layout = scrolling_column(self._cards_box)
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -779,20 +762,6 @@ class DiscoverTab(QWidget):
         return QSize(1100, 720)
 
 
-# ---- formatting shared by the model views ------------------------------------------------------
-
-
-def human_size(n: int | None) -> str:
-    """Bytes the way the Hub shows them (decimal units): "4.9 GB", "350 MB"."""
-    if n is None:
-        return "?"
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            value = n / scale
-            return f"{value:.1f} {unit}" if value < 100 else f"{value:.0f} {unit}"
-    return f"{n} B"
-
-
 def human_count(n: int) -> str:
     """A count for a narrow column: 950, 12.3k, 1.2M."""
     if n >= 1_000_000:
@@ -800,26 +769,6 @@ def human_count(n: int) -> str:
     if n >= 1_000:
         return f"{n / 1_000:.1f}k"
     return str(n)
-
-
-def human_params(n: int | None) -> str:
-    """A parameter count: "8.0 B", "270 M"."""
-    if n is None:
-        return "?"
-    if n >= 1_000_000_000:
-        return f"{n / 1e9:.1f} B"
-    if n >= 1_000_000:
-        return f"{n / 1e6:.0f} M"
-    return f"{n:,}"
-
-
-def human_tokens(n: int | None) -> str:
-    """A context length: "128k", "32k", "4,000"."""
-    if n is None:
-        return "?"
-    if n >= 1024 and n % 1024 == 0:
-        return f"{n // 1024}k"
-    return f"{n:,}"
 
 
 def human_date(t: float | None) -> str:
@@ -842,25 +791,3 @@ def repo_facts(d: RepoDetails) -> str:
     return " · ".join(facts)
 
 
-def text_color(palette: QPalette, hue: str) -> QColor:
-    """The palette's text colour leaning towards ``hue``: readable on light and dark themes."""
-    text = palette.color(QPalette.ColorRole.WindowText).name()
-    base = palette.color(QPalette.ColorRole.Base).name()
-    dark = QColor(base).lightnessF() < QColor(text).lightnessF()
-    # On a dark base the hue must stay light, on a light one dark: keep more of the text there.
-    return QColor(mix(text, hue, 0.55 if dark else 0.7))
-
-
-def fit_color(palette: QPalette, fit: Fit) -> QColor:
-    """The colour hint for a fit verdict."""
-    return text_color(palette, _FIT_HUES[fit])
-
-
-def set_text_color(label: QLabel, color: QColor | None) -> None:
-    """Colour a label's text through its palette (None: the normal text colour)."""
-    pal = label.palette()
-    if color is None:
-        parent = label.parentWidget()
-        color = (parent or label).palette().color(QPalette.ColorRole.WindowText)
-    pal.setColor(QPalette.ColorRole.WindowText, color)
-    label.setPalette(pal)

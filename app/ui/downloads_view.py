@@ -17,16 +17,22 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
-    QMessageBox,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
 
 from app.services.protocols import DownloadRow, DownloadsLike
-from app.ui.discover import human_size, plain_label, set_text_color, text_color
+from app.ui.common import (
+    ask,
+    heading_label,
+    human_size,
+    plain_label,
+    scrolling_column,
+    set_text_color,
+    text_color,
+)
 
 log = logging.getLogger(__name__)
 
@@ -150,13 +156,6 @@ class _DownloadRowWidget(QFrame):
         self.pause_btn.setVisible(state in ("queued", "downloading"))
 
 
-def _ask(parent: QWidget, title: str, question: str) -> bool:
-    answer = QMessageBox.question(parent, title, question,
-                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                  QMessageBox.StandardButton.No)
-    return answer == QMessageBox.StandardButton.Yes
-
-
 class DownloadsView(QWidget):
     """The download queue, kept in step with the download service."""
 
@@ -166,15 +165,11 @@ class DownloadsView(QWidget):
         (default: a QMessageBox); tests pass one that answers at once."""
         super().__init__(parent)
         self._downloads = downloads
-        self._confirm = confirm or _ask
+        self._confirm = confirm or ask
         self._rows: dict[str, DownloadRow] = {}
         self._widgets: dict[str, _DownloadRowWidget] = {}
 
-        heading = plain_label("Downloads", selectable=False, wrap=False)
-        font = heading.font()
-        font.setBold(True)
-        font.setPointSizeF(font.pointSizeF() * 1.1)
-        heading.setFont(font)
+        heading = heading_label("Downloads")
         self.total = plain_label(muted=True, wrap=False)
         self.total.setObjectName("total")
         self.message = plain_label()
@@ -190,14 +185,7 @@ class DownloadsView(QWidget):
                                  "where they stopped.", muted=True, selectable=False)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._list = QWidget()
-        self._list_layout = QVBoxLayout(self._list)
-        self._list_layout.setContentsMargins(0, 0, 4, 0)
-        self._list_layout.setSpacing(6)
-        self._list_layout.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(self._list)
+        scroll, self._list_layout = scrolling_column(self._list)
 
         layout = QVBoxLayout(self)
         layout.addLayout(header)

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
-    QMessageBox,
     QProgressBar,
     QPushButton,
     QStackedWidget,
@@ -34,8 +33,10 @@ from PySide6.QtWidgets import (
 
 from app.hub.verdict import Verdict
 from app.services.protocols import LocalModelsLike, LocalRow
-from app.ui.discover import (
+from app.ui.common import (
+    ask,
     fit_color,
+    heading_label,
     human_params,
     human_size,
     human_tokens,
@@ -70,13 +71,6 @@ class _Item(QTableWidgetItem):
         return super().__lt__(other)
 
 
-def _ask(parent: QWidget, title: str, question: str) -> bool:
-    answer = QMessageBox.question(parent, title, question,
-                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                  QMessageBox.StandardButton.No)
-    return answer == QMessageBox.StandardButton.Yes
-
-
 def _choose_folder(parent: QWidget) -> str:
     return QFileDialog.getExistingDirectory(parent, "Add a folder of GGUF models")
 
@@ -98,14 +92,10 @@ class LibraryView(QWidget):
         self._on_use = on_use
         self._open_url = open_url or QDesktopServices.openUrl
         self._choose_folder = choose_folder or _choose_folder
-        self._confirm = confirm or _ask
+        self._confirm = confirm or ask
         self._rows: list[LocalRow] = []
 
-        heading = plain_label("Models on this computer", selectable=False, wrap=False)
-        font = heading.font()
-        font.setBold(True)
-        font.setPointSizeF(font.pointSizeF() * 1.1)
-        heading.setFont(font)
+        heading = heading_label("Models on this computer")
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setMaximumWidth(120)

@@ -1,0 +1,121 @@
+"""Small pieces the model views share: plain-text labels, headings, a scrolling column of
+cards, a yes/no question, sizes and counts for people, and palette-aware colour hints."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import (
+    QFrame,
+    QLabel,
+    QMessageBox,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.chat.render import mix
+from app.hub.verdict import Fit
+
+_FIT_HUES = {Fit.GPU: "#1e9e4a", Fit.PARTIAL: "#2f7fd0", Fit.CPU: "#c98a00", Fit.NO_FIT: "#d0342c"}
+
+
+def plain_label(text: str = "", *, muted: bool = False, wrap: bool = True,
+                selectable: bool = True) -> QLabel:
+    """A label that shows its text as typed: Hub and file text must never be read as markup."""
+    label = QLabel()
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
+    label.setWordWrap(wrap)
+    if selectable:
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    if muted:
+        label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+    return label
+
+
+def heading_label(text: str, *, wrap: bool = False) -> QLabel:
+    """A view's bold title, a little larger than the text."""
+    label = plain_label(text, wrap=wrap, selectable=False)
+    font = label.font()
+    font.setBold(True)
+    font.setPointSizeF(font.pointSizeF() * 1.1)
+    label.setFont(font)
+    return label
+
+
+def scrolling_column(parent: QWidget) -> tuple[QScrollArea, QVBoxLayout]:
+    """A frameless scroll area around ``parent``, whose column of widgets sits at the top;
+    insert widgets before the last item (the stretch)."""
+    layout = QVBoxLayout(parent)
+    layout.setContentsMargins(0, 0, 4, 0)
+    layout.setSpacing(6)
+    layout.addStretch(1)
+    scroll = QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setWidget(parent)
+    return scroll, layout
+
+
+def ask(parent: QWidget, title: str, question: str) -> bool:
+    """Yes or No, No the default (the questions guard deleting something)."""
+    answer = QMessageBox.question(parent, title, question,
+                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                  QMessageBox.StandardButton.No)
+    return answer == QMessageBox.StandardButton.Yes
+
+
+def human_size(n: int | None) -> str:
+    """Bytes the way the Hub shows them (decimal units): "4.9 GB", "350 MB"."""
+    if n is None:
+        return "?"
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            value = n / scale
+            return f"{value:.1f} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return f"{n} B"
+
+
+def human_params(n: int | None) -> str:
+    """A parameter count: "8.0 B", "270 M"."""
+    if n is None:
+        return "?"
+    if n >= 1_000_000_000:
+        return f"{n / 1e9:.1f} B"
+    if n >= 1_000_000:
+        return f"{n / 1e6:.0f} M"
+    return f"{n:,}"
+
+
+def human_tokens(n: int | None) -> str:
+    """A context length: "128k", "32k", "4,000"."""
+    if n is None:
+        return "?"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024}k"
+    return f"{n:,}"
+
+
+def text_color(palette: QPalette, hue: str) -> QColor:
+    """The palette's text colour leaning towards ``hue``: readable on light and dark themes."""
+    text = palette.color(QPalette.ColorRole.WindowText).name()
+    base = palette.color(QPalette.ColorRole.Base).name()
+    dark = QColor(base).lightnessF() < QColor(text).lightnessF()
+    # On a dark base the hue must stay light, on a light one dark: keep more of the text there.
+    return QColor(mix(text, hue, 0.55 if dark else 0.7))
+
+
+def fit_color(palette: QPalette, fit: Fit) -> QColor:
+    """The colour hint for a fit verdict."""
+    return text_color(palette, _FIT_HUES[fit])
+
+
+def set_text_color(label: QLabel, color: QColor | None) -> None:
+    """Colour a label's text through its palette (None: the normal text colour)."""
+    pal = label.palette()
+    if color is None:
+        parent = label.parentWidget()
+        color = (parent or label).palette().color(QPalette.ColorRole.WindowText)
+    pal.setColor(QPalette.ColorRole.WindowText, color)
+    label.setPalette(pal)
