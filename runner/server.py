@@ -303,11 +303,10 @@ def create_app(state: RunnerState, key: str | None) -> Any:
         choice = body.tool_choice.model_dump() if isinstance(body.tool_choice, NamedToolChoice) \
             else body.tool_choice
         try:
-            rendered = state.formatter(messages=messages, tools=tools, tool_choice=choice)
+            prompt = _render_chat(state.formatter, messages, tools, choice)
         except Exception as exc:
             raise ApiError(400, f"The model's chat template could not render these messages: "
                                 f"{exc}", code="template_error") from None
-        prompt = rendered.prompt
         add_bos = state.add_bos and not (state.bos_text and prompt.startswith(state.bos_text))
         tokens = state.model.tokenize(prompt, add_bos=add_bos, special=True)
         max_tokens = body.max_completion_tokens or body.max_tokens
@@ -531,6 +530,25 @@ def _tool_setup(state: RunnerState, body: ChatRequest,
                            code="invalid_tool_schema") from None
         grammar = wrap_grammar(call, fmt)
     return ToolStream(fmt, names), grammar
+
+
+PREFILL_MARK = "\u2063hearth-prefill\u2063"  # text no template changes and no reply contains
+
+
+def _render_chat(formatter: Any, messages: list[dict[str, Any]], tools: Any, choice: Any) -> str:
+    """The prompt for ``messages``. A conversation that ends with an assistant message with text
+    is a reply to go on with (Continue, as llama-server does): the prompt ends inside that reply,
+    not after it, so the model continues the same turn instead of starting a new one."""
+    last = messages[-1] if messages else None
+    if not (last and last["role"] == "assistant" and isinstance(last.get("content"), str)
+            and last["content"] and not last.get("tool_calls")):
+        return str(formatter(messages=messages, tools=tools, tool_choice=choice).prompt)
+    marked = [*messages[:-1], {**last, "content": PREFILL_MARK}]
+    rendered = str(formatter(messages=marked, tools=tools, tool_choice=choice).prompt)
+    cut = rendered.rfind(PREFILL_MARK)
+    if cut < 0:  # a template that drops the last assistant message: answer anew
+        return str(formatter(messages=messages[:-1], tools=tools, tool_choice=choice).prompt)
+    return rendered[:cut] + last["content"]
 
 
 def _plain_message(m: ChatMessage) -> dict[str, Any]:

@@ -57,10 +57,11 @@ class TranscriptError(Exception):
 class Transcript:
     """The messages of one conversation and the reply being streamed, if any."""
 
-    messages: list[Message] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)  # the branch shown, oldest first
     live: Message | None = None
     conversation_id: int | None = None
     model: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)  # system prompt, sampling
 
     @property
     def replying(self) -> bool:
@@ -68,13 +69,53 @@ class Transcript:
 
     def begin_reply(self, text: str) -> tuple[Message, Message]:
         """Add the user's message and an empty live reply; returns both."""
+        self._idle()
+        user = Message("user", text, parent=self.messages[-1] if self.messages else None)
+        self.messages.append(user)
+        return user, self._live_after(user)
+
+    def regenerate(self, reply: Message) -> Message:
+        """A new reply in place of ``reply`` (the old one stays stored as a branch): the
+        messages after it leave the view, and the new live reply answers the same message."""
+        self._idle()
+        i = self._index(reply, "assistant")
+        del self.messages[i:]
+        return self._live_after(self.messages[-1] if self.messages else None)
+
+    def edit(self, question: Message, text: str) -> tuple[Message, Message]:
+        """Ask ``text`` in place of the user's ``question`` (a branch: the old one is kept);
+        returns the new question and the live reply to it."""
+        self._idle()
+        i = self._index(question, "user")
+        del self.messages[i:]
+        user = Message("user", text, parent=question.parent)
+        self.messages.append(user)
+        return user, self._live_after(user)
+
+    def continue_reply(self, reply: Message) -> Message:
+        """Let the model go on with the last reply, which was cut (length limit, Stop)."""
+        self._idle()
+        if not self.messages or self.messages[-1] is not reply or reply.role != "assistant":
+            raise TranscriptError("only the last reply can be continued")
+        reply.note = ""
+        self.live = reply
+        return reply
+
+    def _idle(self) -> None:
         if self.live is not None:
             raise TranscriptError("a reply is already streaming")
-        user = Message("user", text)
-        live = Message("assistant", "")
-        self.messages += [user, live]
+
+    def _index(self, message: Message, role: str) -> int:
+        for i, m in enumerate(self.messages):
+            if m is message and m.role == role:
+                return i
+        raise TranscriptError(f"that {role} message is not in the conversation shown")
+
+    def _live_after(self, parent: Message | None) -> Message:
+        live = Message("assistant", "", parent=parent)
+        self.messages.append(live)
         self.live = live
-        return user, live
+        return live
 
     def append(self, text: str) -> Message | None:
         """Streamed text for the live reply; None when no reply is live (a late delta)."""
@@ -95,15 +136,17 @@ class Transcript:
         return live
 
     def api_messages(self, system: str = "", budget: int | None = None,
-                     count: Callable[[str], int] | None = None) -> tuple[list[dict[str, Any]], int]:
+                     count: Callable[[str], int] | None = None, *, continuing: bool = False
+                     ) -> tuple[list[dict[str, Any]], int]:
         """What the model is sent, and how many of the oldest messages were left out.
 
         Failed empty replies are left out. With ``budget`` (tokens), the oldest turns are dropped
         until the rest fits; the newest user message is always sent. The stored conversation is
-        never changed.
+        never changed. The live reply is left out, unless ``continuing``: then its text is sent
+        last, for the model to go on from.
         """
         chosen = [m for m in self.messages
-                  if m is not self.live and (m.content or m.role != "assistant")]
+                  if (m is not self.live or continuing) and (m.content or m.role != "assistant")]
         kept, dropped = trim_to_budget(chosen, budget, count or estimate_tokens)
         out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
         out += [{"role": m.role, "content": m.content} for m in kept]

@@ -1,5 +1,8 @@
 """Conversations in the database: the sidebar's list, the messages, search (no Qt).
 
+A conversation is a tree of messages (an edited question or a regenerated reply is a sibling of
+the one it replaces, and the old branch is kept); ``head_id`` says which branch is shown.
+
 Run on the store thread (app.storage.db.StoreThread). Streaming is cheap by design: the reply is
 appended once (which also moves its conversation to the top) and then rewritten in place by
 :meth:`ConversationStore.update_message`, one UPDATE of one row per call, however long the
@@ -8,10 +11,13 @@ conversation. Each call commits on its own, so what was stored survives the app 
 
 from __future__ import annotations
 
+import json
+import logging
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.chat.message import Message
 from app.storage.db import Database
@@ -26,6 +32,8 @@ __all__ = [
     "short_title",
 ]
 
+log = logging.getLogger(__name__)
+
 SEARCH_LIMIT = 200
 
 _SUMMARY = """
@@ -35,6 +43,13 @@ _SUMMARY = """
     {where}
     ORDER BY c.pinned DESC, c.updated DESC, c.id DESC
 """
+
+
+class _Head:
+    """The default parent: the head of the branch shown."""
+
+
+HEAD = _Head()
 
 
 class ConversationNotFoundError(LookupError):
@@ -76,7 +91,8 @@ class Conversation:
     created: float
     updated: float
     pinned: bool
-    messages: list[Message] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)  # the branch shown, oldest first
+    settings: dict[str, Any] = field(default_factory=dict)  # system prompt, sampling
 
 
 class ConversationStore:
@@ -114,40 +130,91 @@ class ConversationStore:
         return [_summary(r) for r in rows]
 
     def get(self, conv_id: int) -> Conversation:
-        """The conversation with its messages in order; ConversationNotFoundError if gone."""
+        """The conversation with the branch shown (root to head) in order, each message knowing
+        its siblings; ConversationNotFoundError if gone."""
         action = "read the conversation"
-        rows = self._db.query("SELECT id, title, model, created, updated, pinned"
+        rows = self._db.query("SELECT id, title, model, created, updated, pinned, head_id, settings"
                               " FROM conversations WHERE id = ?", (conv_id,), action=action)
         if not rows:
             raise ConversationNotFoundError(conv_id)
         row = rows[0]
-        messages = [Message(role=m["role"], content=m["content"], note=m["note"], id=m["id"],
-                            created=m["created"])
-                    for m in self._db.query("SELECT id, role, content, note, created FROM messages"
-                                            " WHERE conversation_id = ? ORDER BY id", (conv_id,),
-                                            action=action)]
+        stored = self._db.query("SELECT id, parent_id, role, content, note, created, meta"
+                                " FROM messages WHERE conversation_id = ? ORDER BY id", (conv_id,),
+                                action=action)
         return Conversation(id=row["id"], title=row["title"], model=row["model"],
                             created=row["created"], updated=row["updated"],
-                            pinned=bool(row["pinned"]), messages=messages)
+                            pinned=bool(row["pinned"]), settings=_json_object(row["settings"]),
+                            messages=_branch(stored, row["head_id"]))
 
-    def append_message(self, conv_id: int, role: str, content: str, note: str = "") -> int:
-        """Add a message at the end (the conversation moves to the top); returns its id."""
+    def append_message(self, conv_id: int, role: str, content: str, note: str = "", *,
+                       parent: int | _Head | None = HEAD, meta: Mapping[str, Any] | None = None
+                       ) -> int:
+        """Add a message after ``parent`` (default: the head of the branch shown) and make it
+        the head; the conversation moves to the top. Returns its id.
+
+        A parent with other children already makes the new message a branch: an edited
+        question, a regenerated reply. The old branch is kept.
+        """
         action = "save the message"
         now = self._clock()
         with self._db.transaction(action):
-            if not self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?",
-                                    (now, conv_id), action=action).rowcount:
+            found = self._db.query("SELECT head_id FROM conversations WHERE id = ?", (conv_id,),
+                                   action=action)
+            if not found:
                 raise ConversationNotFoundError(conv_id)
+            after = found[0]["head_id"] if isinstance(parent, _Head) else parent
             cursor = self._db.execute(
-                "INSERT INTO messages (conversation_id, role, content, note, created)"
-                " VALUES (?, ?, ?, ?, ?)", (conv_id, role, content, note, now), action=action)
-        return _row_id(cursor.lastrowid)
+                "INSERT INTO messages (conversation_id, parent_id, role, content, note, created,"
+                " meta) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (conv_id, after, role, content, note, now, _dumps(meta)), action=action)
+            row = _row_id(cursor.lastrowid)
+            self._db.execute("UPDATE conversations SET updated = ?, head_id = ? WHERE id = ?",
+                             (now, row, conv_id), action=action)
+        return row
 
-    def update_message(self, message_id: int, content: str, note: str = "") -> None:
-        """Replace a message's text and note (the live reply as it streams): one UPDATE."""
-        if not self._db.execute("UPDATE messages SET content = ?, note = ? WHERE id = ?",
-                                (content, note, message_id), action="save the reply").rowcount:
+    def update_message(self, message_id: int, content: str, note: str = "",
+                       meta: Mapping[str, Any] | None = None) -> None:
+        """Replace a message's text and note (the live reply as it streams): one UPDATE.
+
+        ``meta`` None keeps the stored details.
+        """
+        if meta is None:
+            cursor = self._db.execute("UPDATE messages SET content = ?, note = ? WHERE id = ?",
+                                      (content, note, message_id), action="save the reply")
+        else:
+            cursor = self._db.execute(
+                "UPDATE messages SET content = ?, note = ?, meta = ? WHERE id = ?",
+                (content, note, _dumps(meta), message_id), action="save the reply")
+        if not cursor.rowcount:
             raise MessageNotFoundError(message_id)
+
+    def show_branch(self, conv_id: int, message_id: int) -> Conversation:
+        """Show the branch through ``message_id``: its newest continuation becomes the head."""
+        action = "switch to another version of the conversation"
+        with self._db.transaction(action):
+            rows = self._db.query("SELECT id, parent_id FROM messages WHERE conversation_id = ?",
+                                  (conv_id,), action=action)
+            children: dict[int | None, list[int]] = {}
+            for r in rows:
+                children.setdefault(r["parent_id"], []).append(r["id"])
+            if message_id not in {r["id"] for r in rows}:
+                raise MessageNotFoundError(message_id)
+            head = message_id
+            while children.get(head):
+                head = max(children[head])  # the newest continuation
+            self._db.execute("UPDATE conversations SET head_id = ? WHERE id = ?", (head, conv_id),
+                             action=action)
+        return self.get(conv_id)
+
+    def set_settings(self, conv_id: int, settings: Mapping[str, Any]) -> None:
+        """The conversation's system prompt and sampling settings (a JSON object)."""
+        self._change(conv_id, "UPDATE conversations SET settings = ? WHERE id = ?",
+                     (_dumps(settings), conv_id), "save the conversation's settings")
+
+    def set_model(self, conv_id: int, model: str) -> None:
+        """The model the conversation is written with (it is offered again when reopened)."""
+        self._change(conv_id, "UPDATE conversations SET model = ? WHERE id = ?", (model, conv_id),
+                     "save the conversation's model")
 
     def rename(self, conv_id: int, title: str) -> None:
         """Change the title (the conversation keeps its place in the list)."""
@@ -167,6 +234,50 @@ class ConversationStore:
     def _change(self, conv_id: int, sql: str, params: tuple[object, ...], action: str) -> None:
         if not self._db.execute(sql, params, action=action).rowcount:
             raise ConversationNotFoundError(conv_id)
+
+
+def _dumps(value: Mapping[str, Any] | None) -> str:
+    return json.dumps(dict(value or {}), ensure_ascii=False, sort_keys=True)
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    # Written by a later version, or damaged: the conversation must still open.
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        log.warning("ignoring unreadable stored settings: %.80s", text)
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _branch(rows: Sequence[sqlite3.Row], head: int | None) -> list[Message]:
+    """The messages from the root to ``head``, each linked to its parent and knowing its
+    siblings. A missing head (a deleted message) falls back to the newest message."""
+    by_id = {r["id"]: r for r in rows}
+    if not rows:
+        return []
+    if head not in by_id:
+        head = rows[-1]["id"]
+    children: dict[int | None, list[int]] = {}
+    for r in rows:
+        children.setdefault(r["parent_id"], []).append(r["id"])
+    chain: list[sqlite3.Row] = []
+    seen: set[int] = set()
+    at: int | None = head
+    while at is not None and at in by_id and at not in seen:  # a cycle can only be damage
+        seen.add(at)
+        chain.append(by_id[at])
+        at = by_id[at]["parent_id"]
+    out: list[Message] = []
+    parent: Message | None = None
+    for r in reversed(chain):
+        siblings = children.get(r["parent_id"], [])
+        m = Message(role=r["role"], content=r["content"], note=r["note"], id=r["id"],
+                    created=r["created"], parent=parent, meta=_json_object(r["meta"]),
+                    siblings=tuple(siblings) if len(siblings) > 1 else ())
+        out.append(m)
+        parent = m
+    return out
 
 
 def _escape_like(text: str) -> str:

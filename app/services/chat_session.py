@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.chat.message import Message
+from app.chat.stats import ReplyStats
 from app.chat.transcript import ReplyEnd, Transcript
 from app.services.chat_stream import (
     ChatRequest,
@@ -68,6 +69,8 @@ class ChatSession(QObject):
     busy_changed = Signal(bool)
     conversation_changed = Signal(object)  # Transcript: a new or other conversation is shown
     save_failed = Signal(str)
+    stats_changed = Signal(object)  # ReplyStats: the last reply's speed and token counts
+    trimmed = Signal(int)  # how many of the oldest messages were left out of what was sent
 
     def __init__(self, streamer: Streamer, store: ChatStore, *,
                  params: dict[str, Any] | None = None,
@@ -76,13 +79,17 @@ class ChatSession(QObject):
         super().__init__(parent)
         self._streamer = streamer
         self._store = store
-        self.params = dict(params or {})
-        self.system_prompt = ""
+        self.params = dict(params or {})  # every request's parameters (the app's, the tests')
+        self.sampling: dict[str, Any] = {}  # the conversation's sampling parameters, on top
+        self.context_size = 0  # the loaded model's n_ctx (0: unknown, nothing is trimmed)
         self.transcript = Transcript()
         self._request: ChatRequest | None = None
         self._pending = ""
+        self._pieces = 0
         self._clock = clock
         self._last_save = 0.0
+        self._sent_at = 0.0
+        self._first_at: float | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(FLUSH_MS)
         self._timer.timeout.connect(self._flush)
@@ -96,32 +103,55 @@ class ChatSession(QObject):
     def busy(self) -> bool:
         return self._request is not None
 
-    def new_conversation(self, model: str = "") -> None:
+    @property
+    def system_prompt(self) -> str:
+        return str(self.transcript.settings.get("system_prompt") or "")
+
+    @system_prompt.setter
+    def system_prompt(self, text: str) -> None:
+        self.transcript.settings["system_prompt"] = text
+
+    def new_conversation(self, model: str = "", settings: dict[str, Any] | None = None) -> None:
         """Start an empty conversation (a streaming reply is stopped and kept first)."""
-        if self._request is not None:
-            self.stop()
-            self._end(ReplyEnd.STOPPED)
-        self.transcript = Transcript(model=model)
+        self._end_streaming()
+        self.transcript = Transcript(model=model, settings=dict(settings or {}))
+        self.conversation_changed.emit(self.transcript)
+
+    def open_conversation(self, conv: Any) -> None:
+        """Show a stored conversation (app/library/conversations.Conversation)."""
+        self._end_streaming()
+        self.transcript = Transcript(messages=list(conv.messages), conversation_id=conv.id,
+                                     model=conv.model, settings=dict(conv.settings))
         self.conversation_changed.emit(self.transcript)
 
     def send(self, text: str, url: str, key: str) -> bool:
         """Send the user's ``text``; False when a reply is streaming or the text is empty."""
         text = text.strip()
-        if not text or self._request is not None or self._streamer.busy:
+        if not text or not self._idle():
             return False
-        messages, _dropped = self.transcript.api_messages(self.system_prompt)
-        messages.append({"role": "user", "content": text})
         user, live = self.transcript.begin_reply(text)
-        self._store.save_message(self.transcript, user)
-        self.message_added.emit(user)
-        self._store.save_message(self.transcript, live)
-        self._last_save = self._clock()
-        self._pending = ""
-        self.live_changed.emit(live)
-        self._request = self._streamer.send(ChatRequest(url, key, messages, dict(self.params)))
-        self._timer.start()
-        self.busy_changed.emit(True)
-        return True
+        return self._start(url, key, user, live)
+
+    def regenerate(self, reply: Message, url: str, key: str) -> bool:
+        """A new reply in place of ``reply``; the old one stays as a branch."""
+        if not self._idle():
+            return False
+        return self._start(url, key, None, self.transcript.regenerate(reply))
+
+    def edit_and_resend(self, question: Message, text: str, url: str, key: str) -> bool:
+        """Ask ``text`` instead of ``question``; the old question and its replies stay as a
+        branch."""
+        text = text.strip()
+        if not text or not self._idle():
+            return False
+        user, live = self.transcript.edit(question, text)
+        return self._start(url, key, user, live)
+
+    def continue_reply(self, reply: Message, url: str, key: str) -> bool:
+        """Let the model go on with the last reply (cut by its length limit or by Stop)."""
+        if not self._idle():
+            return False
+        return self._start(url, key, None, self.transcript.continue_reply(reply), continuing=True)
 
     def stop(self) -> None:
         """Stop the reply; the partial text is kept, noted "Stopped."."""
@@ -146,10 +176,52 @@ class ChatSession(QObject):
     def _on_save_failed(self, message: str) -> None:
         self.save_failed.emit(message)
 
+    # ---- starting and ending a reply ----------------------------------------------------------
+
+    def _idle(self) -> bool:
+        return self._request is None and not self._streamer.busy
+
+    def _budget(self) -> int | None:
+        """Tokens the sent messages may take: the context less room for the reply."""
+        if self.context_size <= 0:
+            return None
+        reply = self.sampling.get("max_tokens") or self.params.get("max_tokens") or 1024
+        return max(256, self.context_size - min(int(reply), self.context_size // 2))
+
+    def _start(self, url: str, key: str, user: Message | None, live: Message,
+               continuing: bool = False) -> bool:
+        messages, dropped = self.transcript.api_messages(self.system_prompt, self._budget(),
+                                                         continuing=continuing)
+        if user is not None:
+            self._store.save_message(self.transcript, user)
+            self.message_added.emit(user)
+        if self.transcript.model:
+            live.meta["model"] = self.transcript.model
+        self._store.save_message(self.transcript, live)
+        self._last_save = self._sent_at = self._clock()
+        self._first_at = None
+        self._pending = ""
+        self._pieces = 0
+        self.live_changed.emit(live)
+        self.trimmed.emit(dropped)
+        params = {**self.params, **self.sampling}
+        self._request = self._streamer.send(ChatRequest(url, key, messages, params))
+        self._timer.start()
+        self.busy_changed.emit(True)
+        return True
+
+    def _end_streaming(self) -> None:
+        if self._request is not None:
+            self.stop()
+            self._end(ReplyEnd.STOPPED)
+
     # ---- stream events -----------------------------------------------------------------------
 
     def _on_delta(self, delta: StreamDelta) -> None:
         if self._request is not None and delta.request == self._request.id:
+            if self._first_at is None:
+                self._first_at = self._clock()
+            self._pieces += 1
             self._pending += delta.text  # shown by the next flush tick
 
     def _flush(self) -> None:
@@ -171,21 +243,26 @@ class ChatSession(QObject):
         if isinstance(outcome, StreamEnded):
             end = {"length": ReplyEnd.LENGTH, "stopped": ReplyEnd.STOPPED}.get(
                 outcome.reason, ReplyEnd.FINISHED)
-            self._end(end)
+            self._end(end, usage=outcome.usage)
         elif outcome.kind is FailureKind.RUNNER_GONE:
             self._end(ReplyEnd.RUNNER_DIED)
         else:
             self._end(ReplyEnd.FAILED, outcome.message)
 
-    def _end(self, end: ReplyEnd, detail: str = "") -> None:
+    def _end(self, end: ReplyEnd, detail: str = "", usage: dict[str, Any] | None = None) -> None:
         self._timer.stop()
         if self._pending:
             self.transcript.append(self._pending)
             self._pending = ""
         self._request = None
+        stats = ReplyStats.measure(self._sent_at, self._first_at, self._clock(), self._pieces,
+                                   usage)
         reply = self.transcript.finish(end, detail)
         if reply is not None:
+            reply.meta.update(stats.to_meta())
+            reply.meta["finish"] = end.value
             self._store.save_message(self.transcript, reply)
             self.live_changed.emit(None)
             self.reply_finished.emit(reply)
+        self.stats_changed.emit(stats)
         self.busy_changed.emit(False)

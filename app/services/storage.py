@@ -13,14 +13,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
 from app.chat.message import Message
 from app.chat.transcript import Transcript
+from app.library import export
 from app.library.conversations import ConversationStore
 from app.library.models import ModelLibrary
+from app.storage.atomic import write_atomic
 from app.storage.db import Database, StorageError, StoreThread
 from app.storage.legacy import short_title
 
@@ -88,9 +91,18 @@ class _Ref:
 
 
 class ConversationService(QObject):
-    """Keeps conversations in the store (the chat session's ChatStore)."""
+    """Keeps conversations in the store (the chat session's ChatStore) and serves the sidebar.
+
+    Saving never blocks: rows are inserted on the store thread, and a message saved before its
+    parent's row id is known refers to the parent's pending row (the store thread runs jobs in
+    order, so the parent's insert has run by then).
+    """
 
     failed = Signal(str)
+    listed = Signal(object)  # list[ConversationSummary]: the answer to list_conversations()
+    opened = Signal(object)  # Conversation: the answer to open(), show_branch()
+    changed = Signal()  # the list's order or contents changed (a new conversation, a reply)
+    exported = Signal(str)  # the path of a finished export
 
     def __init__(self, store: StoreService, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -100,43 +112,115 @@ class ConversationService(QObject):
         self._conversations: dict[int, tuple[_Ref, Transcript]] = {}
         self._messages: dict[int, tuple[_Ref, Message]] = {}
 
+    # ---- saving (the chat session) -----------------------------------------------------------
+
     def save_message(self, transcript: Transcript, message: Message) -> None:
         conv = self._conversation(transcript, message)
         # A snapshot taken now, on the GUI thread: the live reply keeps growing meanwhile.
-        role, content, note = message.role, message.content, message.note
-        if message.id is not None:
-            row = message.id
-            self._store.call(lambda db: ConversationStore(db).update_message(row, content, note),
-                             on_err=self._failed)
-            return
-        pending = self._messages.get(id(message))
-        if pending is not None:
-            ref = pending[0]
-
+        role, content, note, meta = message.role, message.content, message.note, dict(message.meta)
+        known = self._ref(message)
+        if known is not None:
             def update(db: Database) -> None:
-                assert ref.value is not None  # the append before this one set it
-                ConversationStore(db).update_message(ref.value, content, note)
+                assert known.value is not None  # the append before this one set it
+                ConversationStore(db).update_message(known.value, content, note, meta)
 
             self._store.call(update, on_err=self._failed)
             return
+        parent = self._ref(message.parent) if message.parent is not None else None
         ref = _Ref()
         self._messages[id(message)] = (ref, message)
 
         def append(db: Database) -> int:
             assert conv.value is not None
-            ref.value = ConversationStore(db).append_message(conv.value, role, content, note)
+            ref.value = ConversationStore(db).append_message(
+                conv.value, role, content, note, meta=meta,
+                parent=None if parent is None else parent.value)
             return ref.value
 
         def stored(row: int) -> None:
             message.id = row
             self._messages.pop(id(message), None)
+            self.changed.emit()
 
         self._store.call(append, stored, self._failed)
+
+    def save_settings(self, transcript: Transcript) -> None:
+        """Store the conversation's settings (once it exists; a new one is created with them)."""
+        if transcript.conversation_id is None and id(transcript) not in self._conversations:
+            return  # kept in the transcript; stored when the first message creates the row
+        conv = self._conversation(transcript, None)
+        settings = dict(transcript.settings)
+
+        def put(db: Database) -> None:
+            assert conv.value is not None
+            ConversationStore(db).set_settings(conv.value, settings)
+
+        self._store.call(put, on_err=self._failed)
+
+    def set_model(self, transcript: Transcript) -> None:
+        """Remember the model the conversation is now written with."""
+        if transcript.conversation_id is not None:
+            conv, model = transcript.conversation_id, transcript.model
+            self._store.call(lambda db: ConversationStore(db).set_model(conv, model),
+                             on_err=self._failed)
 
     def flush(self, timeout_s: float) -> bool:
         return self._store.flush(timeout_s)
 
-    def _conversation(self, transcript: Transcript, first: Message) -> _Ref:
+    # ---- the sidebar -------------------------------------------------------------------------
+
+    def list_conversations(self, query: str = "") -> None:
+        """The sidebar's rows (pinned first), filtered by ``query``; answered by ``listed``."""
+        self._store.call(lambda db: ConversationStore(db).search(query), self.listed.emit,
+                         self._failed)
+
+    def open(self, conv_id: int) -> None:
+        """Read a conversation; answered by ``opened``."""
+        self._store.call(lambda db: ConversationStore(db).get(conv_id), self.opened.emit,
+                         self._failed)
+
+    def show_branch(self, conv_id: int, message_id: int) -> None:
+        """Show another version at a branch point; answered by ``opened``."""
+        self._store.call(lambda db: ConversationStore(db).show_branch(conv_id, message_id),
+                         self.opened.emit, self._failed)
+
+    def rename(self, conv_id: int, title: str) -> None:
+        self._change(lambda db: ConversationStore(db).rename(conv_id, title))
+
+    def set_pinned(self, conv_id: int, pinned: bool) -> None:
+        self._change(lambda db: ConversationStore(db).set_pinned(conv_id, pinned))
+
+    def delete(self, conv_id: int) -> None:
+        self._change(lambda db: ConversationStore(db).delete(conv_id))
+
+    def export(self, conv_id: int, path: str, kind: str) -> None:
+        """Write the conversation to ``path`` as "markdown" or "json"; answered by ``exported``
+        (or ``failed`` with the reason: a full disk, a folder without write access)."""
+        def write(db: Database) -> str:
+            conv = ConversationStore(db).get(conv_id)
+            text = export.to_json(conv) if kind == "json" else export.to_markdown(conv)
+            try:
+                write_atomic(Path(path), text.encode("utf-8"))
+            except OSError as exc:
+                raise StorageError(f"Could not write {path}: {exc.strerror or exc}. Choose "
+                                   f"another folder, or free some space.", Path(path)) from exc
+            return path
+
+        self._store.call(write, self.exported.emit, self._failed)
+
+    # ---- inside ------------------------------------------------------------------------------
+
+    def _change(self, fn: Callable[[Database], None]) -> None:
+        self._store.call(fn, lambda _none: self.changed.emit(), self._failed)
+
+    def _ref(self, message: Message) -> _Ref | None:
+        """The message's row: known, being inserted, or None when never saved."""
+        if message.id is not None:
+            return _Ref(message.id)
+        pending = self._messages.get(id(message))
+        return pending[0] if pending is not None else None
+
+    def _conversation(self, transcript: Transcript, first: Message | None) -> _Ref:
         if transcript.conversation_id is not None:
             return _Ref(transcript.conversation_id)
         pending = self._conversations.get(id(transcript))
@@ -144,11 +228,15 @@ class ConversationService(QObject):
             return pending[0]
         ref = _Ref()
         self._conversations[id(transcript)] = (ref, transcript)
-        title = short_title(first.content) if first.role == "user" else "New conversation"
-        model = transcript.model
+        title = short_title(first.content) if first is not None and first.role == "user" \
+            else "New conversation"
+        model, settings = transcript.model, dict(transcript.settings)
 
         def create(db: Database) -> int:
-            ref.value = ConversationStore(db).create(title, model)
+            store = ConversationStore(db)
+            ref.value = store.create(title, model)
+            if settings:
+                store.set_settings(ref.value, settings)
             return ref.value
 
         def created(row: int) -> None:

@@ -149,10 +149,14 @@ def _store(db: Database, old: _OldConversation) -> int:
             (short_title(first) if first else UNTITLED, old.model, old.created, old.updated,
              old.legacy_id), action=action)
         conv_id = cursor.lastrowid
+        parent: int | None = None
         for role, content, note in old.messages:
-            db.execute("INSERT INTO messages (conversation_id, role, content, note, created)"
-                       " VALUES (?, ?, ?, ?, ?)", (conv_id, role, content, note, old.created),
-                       action=action)
+            parent = db.execute(
+                "INSERT INTO messages (conversation_id, parent_id, role, content, note, created)"
+                " VALUES (?, ?, ?, ?, ?, ?)", (conv_id, parent, role, content, note, old.created),
+                action=action).lastrowid
+        db.execute("UPDATE conversations SET head_id = ? WHERE id = ?", (parent, conv_id),
+                   action=action)
     return 1
 
 

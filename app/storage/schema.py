@@ -60,6 +60,24 @@ MIGRATIONS: tuple[Migration, ...] = (
             updated REAL NOT NULL
         )""",
     )),
+    Migration(3, "branches, per-conversation settings and reply details", (
+        # A conversation is a tree: editing a question or regenerating a reply adds a sibling,
+        # and the old branch stays. head_id is the last message of the branch shown.
+        "ALTER TABLE conversations ADD COLUMN head_id INTEGER",
+        # The system prompt and sampling settings (a JSON object: new keys need no migration).
+        "ALTER TABLE conversations ADD COLUMN settings TEXT NOT NULL DEFAULT '{}'",
+        "ALTER TABLE messages ADD COLUMN parent_id INTEGER"
+        " REFERENCES messages (id) ON DELETE CASCADE",
+        # Per reply: the model it came from, tokens/s, time to first token, reasoning (JSON).
+        "ALTER TABLE messages ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'",
+        # Version 2's conversations were lines: each message's parent is the one before it.
+        """UPDATE messages SET parent_id = (
+            SELECT MAX(p.id) FROM messages p
+            WHERE p.conversation_id = messages.conversation_id AND p.id < messages.id)""",
+        """UPDATE conversations SET head_id = (
+            SELECT MAX(m.id) FROM messages m WHERE m.conversation_id = conversations.id)""",
+        "CREATE INDEX messages_by_parent ON messages (parent_id)",
+    )),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -75,3 +75,29 @@ def test_trimming_drops_the_oldest_turns_only_from_what_is_sent() -> None:
     sent, dropped = t.api_messages(budget=10, count=len)
     assert [m["content"] for m in sent] == ["q2", "a2", "q3"]
     assert dropped == 2 and len(t.messages) == 5  # the stored conversation is untouched
+
+
+def test_regenerate_edit_and_continue_keep_the_branch_links() -> None:
+    t = Transcript()
+    q, a = t.begin_reply("q1")
+    t.append("a1")
+    t.finish(ReplyEnd.FINISHED)
+    q2, a2 = t.begin_reply("q2")
+    assert q2.parent is a and a2.parent is q2 and q.parent is None
+    t.append("cut")
+    t.finish(ReplyEnd.LENGTH)
+    live = t.continue_reply(a2)
+    assert live is a2 and a2.note == "" and t.live is a2
+    sent, _ = t.api_messages(continuing=True)
+    assert sent[-1] == {"role": "assistant", "content": "cut"}
+    t.append(" more")
+    t.finish(ReplyEnd.FINISHED)
+    new = t.regenerate(a)  # the first reply again: the later turns leave the view
+    assert new.parent is q and t.messages == [q, new]
+    t.finish(ReplyEnd.FINISHED)
+    user, reply = t.edit(q, "q1 edited")
+    assert user.parent is None and reply.parent is user and t.messages == [user, reply]
+    with pytest.raises(TranscriptError):
+        t.continue_reply(a)  # not in the branch shown
+    with pytest.raises(TranscriptError):
+        t.regenerate(user)  # a question is edited, not regenerated

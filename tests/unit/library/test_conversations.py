@@ -102,3 +102,62 @@ def test_search_wildcards_match_themselves(store: ConversationStore, needle: str
     store.append_message(decoy, "user", needle.replace("%", "0").replace("_", "X")
                          .replace("\\", "/") + " and 100 abb backslash")
     assert [s.id for s in store.search(needle)] == [literal]
+
+
+# ---- branches, settings, details (schema version 3) --------------------------------------------
+
+
+def test_a_regenerated_reply_is_a_branch_and_the_old_one_is_kept(store: ConversationStore) -> None:
+    conv = store.create("t")
+    q = store.append_message(conv, "user", "Q")
+    a1 = store.append_message(conv, "assistant", "first answer")
+    a2 = store.append_message(conv, "assistant", "second answer", parent=q,
+                              meta={"model": "m.gguf", "tokens_per_s": 12.5})
+    got = store.get(conv)
+    assert [m.content for m in got.messages] == ["Q", "second answer"]
+    assert got.messages[1].siblings == (a1, a2) and got.messages[1].branch == (2, 2)
+    assert got.messages[1].parent is got.messages[0]
+    assert got.messages[1].meta == {"model": "m.gguf", "tokens_per_s": 12.5}
+    back = store.show_branch(conv, a1)
+    assert [m.content for m in back.messages] == ["Q", "first answer"]
+    assert back.messages[1].branch == (1, 2)
+    assert store.get(conv).messages[1].id == a1  # the choice is stored
+
+
+def test_an_edited_question_branches_and_showing_it_follows_its_newest_reply(
+        store: ConversationStore) -> None:
+    conv = store.create("t")
+    q1 = store.append_message(conv, "user", "Q1")
+    store.append_message(conv, "assistant", "A1")
+    store.append_message(conv, "user", "Q2")
+    store.append_message(conv, "assistant", "A2")
+    q1b = store.append_message(conv, "user", "Q1 edited", parent=None)
+    store.append_message(conv, "assistant", "A1b")
+    assert [m.content for m in store.get(conv).messages] == ["Q1 edited", "A1b"]
+    assert [m.content for m in store.show_branch(conv, q1).messages] == ["Q1", "A1", "Q2", "A2"]
+    assert store.get(conv).messages[0].siblings == (q1, q1b)
+    with pytest.raises(MessageNotFoundError):
+        store.show_branch(conv, 999_999)
+
+
+def test_settings_and_model_are_stored_and_unreadable_settings_open_empty(
+        db: Database, store: ConversationStore) -> None:
+    conv = store.create("t")
+    store.set_settings(conv, {"system_prompt": "Be brief.", "sampling": {"temperature": 0.2}})
+    store.set_model(conv, "/m/b.gguf")
+    got = store.get(conv)
+    assert got.settings == {"system_prompt": "Be brief.", "sampling": {"temperature": 0.2}}
+    assert got.model == "/m/b.gguf"
+    db.execute("UPDATE conversations SET settings = '[1, 2' WHERE id = ?", (conv,), action="t")
+    assert store.get(conv).settings == {}
+    with pytest.raises(ConversationNotFoundError):
+        store.set_settings(999_999, {})
+
+
+def test_update_keeps_details_unless_given(store: ConversationStore) -> None:
+    conv = store.create("t")
+    r = store.append_message(conv, "assistant", "", meta={"model": "m"})
+    store.update_message(r, "partial")
+    assert store.get(conv).messages[0].meta == {"model": "m"}
+    store.update_message(r, "done", meta={"model": "m", "ttft_ms": 80})
+    assert store.get(conv).messages[0].meta == {"model": "m", "ttft_ms": 80}

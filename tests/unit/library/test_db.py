@@ -242,3 +242,35 @@ def test_a_store_thread_that_cannot_open_reports_why_to_every_caller(db_path: Pa
             store.opened.result(timeout=10)
         with pytest.raises(StorageCorruptError):
             store.submit(lambda db: None).result(timeout=10)
+
+
+def test_version_2_conversations_become_one_branch_each(db_path: Path) -> None:
+    """A database written by schema version 2 (lines of messages) opens as branches."""
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    for migration in MIGRATIONS[:2]:
+        for statement in migration.statements:
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 2")
+    for conv in (1, 2):
+        conn.execute("INSERT INTO conversations (id, title, created, updated) VALUES (?, ?, 0, 0)",
+                     (conv, f"c{conv}"))
+    rows = [(1, "user", "a"), (2, "user", "x"), (1, "assistant", "b"), (2, "assistant", "y"),
+            (1, "user", "c")]
+    for conv, role, content in rows:
+        conn.execute("INSERT INTO messages (conversation_id, role, content, created)"
+                     " VALUES (?, ?, ?, 0)", (conv, role, content))
+    conn.close()
+    db = open_database(db_path, legacy=LegacySources())
+    try:
+        assert _pragma(db, "user_version") == LATEST_VERSION
+        store = ConversationStore(db)
+        one, two = store.get(1), store.get(2)
+        assert [m.content for m in one.messages] == ["a", "b", "c"]
+        assert [m.content for m in two.messages] == ["x", "y"]
+        assert one.messages[2].parent is one.messages[1] and one.messages[0].parent is None
+        assert one.settings == {} and all(not m.siblings for m in one.messages)
+        # New messages continue the migrated branch.
+        store.append_message(2, "user", "z")
+        assert [m.content for m in store.get(2).messages] == ["x", "y", "z"]
+    finally:
+        db.close()
