@@ -105,7 +105,7 @@ def test_the_sidebar_calls_list_rename_pin_delete_and_export(qtbot: Any, tmp_pat
         service.list_conversations()
         qtbot.waitUntil(lambda: len(rows) == 3, timeout=3000)
         assert [r.title for r in rows[1]] == ["second chat about dogs"]
-        assert [(r.title, r.pinned) for r in rows[2]][0] == ("Cats", True)
+        assert (rows[2][0].title, rows[2][0].pinned) == ("Cats", True)
         done: list[str] = []
         service.exported.connect(done.append)
         target = tmp_path / "out.md"
