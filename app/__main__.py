@@ -255,10 +255,17 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     library_view = LibraryView(local, on_use=lambda path: window.use_model(path))
     window = MainWindow(runner, loader, session, library,
                         hardware_panel=HardwarePanel(hardware), runner_flags=runner_flags,
-                        local_models=local,
+                        local_models=local, conversations=conversations,
                         model_tabs=[(discover, "Discover"), (library_view, "Models"),
                                     (downloads_view, "Downloads")])
     discover.queued.connect(lambda _id: window.tabs.setCurrentWidget(downloads_view))
+
+    def find_instruct(query: str) -> None:  # a base model is loaded: its instruct version
+        discover.search_edit.setText(query)
+        discover.search()
+        window.tabs.setCurrentWidget(discover)
+
+    window.find_instruct.connect(find_instruct)
     downloads.start()
     local.rescan()
     return Gui(tasks, polls, store, conversations, library, runner, hardware, loader, streamer,

@@ -34,8 +34,10 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from app.chat.message import Message
+from app.chat.streaming import Reasoned, split_reasoning
 
 ALLOWED_SCHEMES = frozenset({"http", "https", "mailto"})
+ACTION_SCHEME = "hearth"  # the view's own links: copy, edit, regenerate, versions, reasoning
 CURSOR_MARK = "▍"  # shown at the end of a reply while it streams
 MESSAGE_GAP_PX = 14  # space above each message's name line
 NAME_GAP_PX = 2  # space between a name and its message
@@ -181,12 +183,23 @@ def _render_fence(self: Any, tokens: Sequence[Token], idx: int, options: Any, en
     theme = _theme(env)
     lang = token.info.strip().split(maxsplit=1)[0] if token.info.strip() else ""
     code = token.content[:-1] if token.content.endswith("\n") else token.content
+    head = ""
+    copy = env.get("copy") if isinstance(env, dict) else None
+    if copy is not None and token.type == "fence":
+        # Our own link, never one from the model: render rules drop every href whose scheme
+        # is not http, https or mailto, so "hearth:" can only come from here.
+        message, n = copy[0], copy[1] + env.setdefault("fences", 0)
+        env["fences"] += 1
+        label = f"{html.escape(lang, quote=False)} · " if lang else ""
+        head = (f'<p style="margin-top:6px; margin-bottom:0px; color:{theme.muted}">{label}'
+                f'<a href="{ACTION_SCHEME}:copy-code/{message}/{n}" style="color:{theme.muted}">'
+                f'Copy code</a></p>\n')
     # A <pre> block, not a one-cell table (which would give it padding): every table is a frame,
     # and Qt walks all of a document's frames on each change, so a transcript of many code
     # blocks would make each streamed update slower. pre-wrap: a long line wraps instead of
     # widening the whole transcript.
-    return (f'<pre style="background-color:{theme.code_bg}; color:{theme.text}; '
-            f'white-space:pre-wrap">{highlight_code(code, lang, theme.dark)}</pre>\n')
+    return head + (f'<pre style="background-color:{theme.code_bg}; color:{theme.text}; '
+                   f'white-space:pre-wrap">{highlight_code(code, lang, theme.dark)}</pre>\n')
 
 
 def _render_code_inline(self: Any, tokens: Sequence[Token], idx: int, options: Any,
@@ -250,9 +263,20 @@ def highlight_code(code: str, lang: str, dark: bool) -> str:
     return highlight(code, lexer, _formatter(dark)).removesuffix("\n")
 
 
-def render_markdown(text: str, theme: Theme = LIGHT) -> str:
-    """Markdown from a model as safe HTML for Qt (see the module's notes)."""
-    return _md.render(text, {"theme": theme})
+def render_markdown(text: str, theme: Theme = LIGHT, copy: tuple[int, int] | None = None) -> str:
+    """Markdown from a model as safe HTML for Qt (see the module's notes).
+
+    ``copy``: (message index, number of the first code block) puts a "Copy code" link above
+    each fenced code block.
+    """
+    return _md.render(text, {"theme": theme, "copy": copy})
+
+
+def code_blocks(text: str) -> list[str]:
+    """The fenced code blocks of a reply's answer, in order (what "Copy code" copies)."""
+    answer = split_reasoning(text).answer
+    return [t.content[:-1] if t.content.endswith("\n") else t.content
+            for t in _md.parse(answer) if t.type == "fence"]
 
 
 # ---- Messages ----------------------------------------------------------------------------------
@@ -266,21 +290,77 @@ def render_name(role: str, theme: Theme = LIGHT) -> str:
             f'<span style="font-weight:600; color:{color}">{escape_text(who)}</span></p>\n')
 
 
-def render_message(m: Message, theme: Theme = LIGHT, streaming: bool = False) -> str:
-    """One message as HTML: its name line, its text, its note.
+def render_message(m: Message, theme: Theme = LIGHT, streaming: bool = False, *,
+                   index: int | None = None, expanded: bool = False) -> str:
+    """One message as HTML: its name line, its reasoning (folded), its text, its note and,
+    given its ``index`` in the view, its action links (Copy, Edit or Regenerate, versions).
 
     A user's message is shown as typed (escaped, line breaks kept); others are Markdown. While
     ``streaming``, the reply ends with :data:`CURSOR_MARK`.
     """
     if m.role == "user":
         body = f"<p>{escape_text(m.content)}</p>\n" if m.content else ""
+        head = ""
     else:
-        body = render_markdown(m.content, theme) if m.content else ""
+        reasoned = split_reasoning(m.content)
+        head = render_reasoning(reasoned, theme, index, expanded)
+        copy = (index, 0) if index is not None else None
+        body = render_markdown(reasoned.answer, theme, copy) if reasoned.answer else ""
     if streaming:
         body = _with_cursor(body)
-    note = (f'<p style="color:{theme.note}; font-style:italic">{escape_text(m.note)}</p>\n'
+    tail = render_note(m, theme)
+    if index is not None and not streaming:
+        tail += render_actions(m, theme, index)
+    return render_name(m.role, theme) + head + body + tail
+
+
+def render_reasoning(reasoned: Reasoned, theme: Theme, index: int | None,
+                     expanded: bool) -> str:
+    """The reasoning section: one folded line with its length, or the text when unfolded."""
+    if reasoned.reasoning is None:
+        return ""
+    size = len(reasoned.reasoning)
+    what = "Thinking…" if reasoned.thinking else "Reasoning"
+    arrow = "▾" if expanded else "▸"
+    label = f"{arrow} {what} ({size:,} characters)"
+    if index is not None:
+        label = (f'<a href="{ACTION_SCHEME}:think/{index}" style="color:{theme.muted}">'
+                 f'{escape_text(label)}</a>')
+    else:
+        label = escape_text(label)
+    out = f'<p style="color:{theme.muted}">{label}</p>\n'
+    if expanded and reasoned.reasoning:
+        out += (f'<blockquote style="color:{theme.muted}">'
+                f"{render_markdown(reasoned.reasoning, theme)}</blockquote>\n")
+    return out
+
+
+def render_note(m: Message, theme: Theme = LIGHT) -> str:
+    """"Stopped.", "The reply reached its length limit." under a reply."""
+    return (f'<p style="color:{theme.note}; font-style:italic">{escape_text(m.note)}</p>\n'
             if m.note else "")
-    return render_name(m.role, theme) + body + note
+
+
+def render_actions(m: Message, theme: Theme, index: int) -> str:
+    """The small line under a message: Copy, Edit (a question) or Regenerate (a reply), the
+    versions at a branch point, and a reply's speed."""
+    def link(action: str, text: str) -> str:
+        return (f'<a href="{ACTION_SCHEME}:{action}/{index}" style="color:{theme.muted}">'
+                f"{escape_text(text)}</a>")
+
+    parts = [link("copy", "Copy"), link("edit", "Edit") if m.role == "user"
+             else link("regenerate", "Regenerate")]
+    at, count = m.branch
+    if count > 1:
+        back = link("prev", "‹") if at > 1 else "‹"
+        forward = link("next", "›") if at < count else "›"
+        parts.append(f"{back} {at}/{count} {forward}")
+    speed = m.meta.get("tokens_per_s")
+    if m.role == "assistant" and isinstance(speed, int | float):
+        parts.append(escape_text(f"{speed:.1f} tokens/s"))
+    sep = " &nbsp;·&nbsp; "
+    return (f'<p style="margin-top:2px; color:{theme.muted}; font-size:small">'
+            f"{sep.join(parts)}</p>\n")
 
 
 def _with_cursor(body: str) -> str:

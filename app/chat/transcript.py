@@ -175,3 +175,21 @@ def trim_to_budget(messages: Sequence[Message], budget: int | None,
     while start < len(items) - 1 and items[start].role == "assistant":
         start += 1
     return items[start:], start
+
+
+_CUT = {ReplyEnd.LENGTH.value, ReplyEnd.STOPPED.value, ReplyEnd.CLOSED.value,
+        ReplyEnd.RUNNER_DIED.value}
+
+
+def can_continue(transcript: Transcript) -> bool:
+    """Whether the last reply was cut (length limit, Stop, a closed window, the runner's end)
+    and has text the model could go on from."""
+    if transcript.live is not None or not transcript.messages:
+        return False
+    last = transcript.messages[-1]
+    if last.role != "assistant" or not last.content:
+        return False
+    finish = last.meta.get("finish")
+    if isinstance(finish, str):
+        return finish in _CUT
+    return last.note in {_NOTES[ReplyEnd(v)] for v in _CUT}

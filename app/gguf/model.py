@@ -90,6 +90,9 @@ class ModelInfo:
     paths: tuple[str, ...] = ()  # the shard files, in order (empty when read from bytes)
     tensor_types: dict[str, int] = field(default_factory=dict)  # type name -> bytes
     n_params: int = 0  # elements of every tensor in the file(s): the "8B" of an 8B model
+    # The general.* text and number keys (type, finetune, basename, size label, sampling.*):
+    # what the chat needs to know about the model beyond its shape. Strings are capped.
+    general: dict[str, Any] = field(default_factory=dict)
 
     @property
     def path(self) -> str | None:
@@ -296,7 +299,24 @@ def _build(meta: dict[str, Any], tensors: list[TensorInfo], name_hint: str,
         paths=paths,
         tensor_types=types,
         n_params=sum(math.prod(t.shape) for t in tensors),
+        general=_general(meta),
     )
+
+
+GENERAL_TEXT_CAP = 200  # a general.* string longer than this is cut (the keys are short names)
+
+
+def _general(meta: dict[str, Any]) -> dict[str, Any]:
+    """The short general.* values (no licence texts, no lists): untrusted, so kept small."""
+    out: dict[str, Any] = {}
+    for k, v in meta.items():
+        if not k.startswith("general.") or k in ("general.license", "general.description"):
+            continue
+        if isinstance(v, str):
+            out[k] = v[:GENERAL_TEXT_CAP]
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            out[k] = v
+    return out
 
 
 def _swa_layers(arch: str, meta: dict[str, Any], n_layer: int) -> tuple[list[bool], int]:

@@ -48,7 +48,7 @@ def to_json(conv: Conversation) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def file_name(conv: Conversation, suffix: str) -> str:
-    """A file name from the title, safe on every system (``suffix`` like ".md")."""
-    stem = " ".join(_UNSAFE.sub(" ", conv.title).split()).strip(" .") or "conversation"
+def file_name(title: str, suffix: str) -> str:
+    """A file name from a conversation's title, safe on every system (``suffix``: ".md")."""
+    stem = " ".join(_UNSAFE.sub(" ", title).split()).strip(" .") or "conversation"
     return stem[:80].rstrip(" .") + suffix

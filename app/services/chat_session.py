@@ -8,6 +8,7 @@ keeps the reply up to that point.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.chat.message import Message
+from app.chat.sampling import ChatSettings, Sampling, fold_system
 from app.chat.stats import ReplyStats
 from app.chat.transcript import ReplyEnd, Transcript
 from app.services.chat_stream import (
@@ -57,6 +59,10 @@ class ChatStore(Protocol):
         """Store ``message`` (append it, or update it if stored before). Never blocks."""
         ...
 
+    def save_settings(self, transcript: Transcript) -> None:
+        """Store the conversation's settings (with the conversation, once it exists)."""
+        ...
+
     def flush(self, timeout_s: float) -> bool:
         """Wait for queued saves (only when the window closes)."""
         ...
@@ -79,8 +85,9 @@ class ChatSession(QObject):
         super().__init__(parent)
         self._streamer = streamer
         self._store = store
-        self.params = dict(params or {})  # every request's parameters (the app's, the tests')
-        self.sampling: dict[str, Any] = {}  # the conversation's sampling parameters, on top
+        # Parameters every request gets, over the conversation's own (a benchmark's, a test's).
+        self.params = dict(params or {})
+        self.model_defaults = Sampling()  # the loaded model's sampling defaults (its GGUF)
         self.context_size = 0  # the loaded model's n_ctx (0: unknown, nothing is trimmed)
         self.transcript = Transcript()
         self._request: ChatRequest | None = None
@@ -107,9 +114,22 @@ class ChatSession(QObject):
     def system_prompt(self) -> str:
         return str(self.transcript.settings.get("system_prompt") or "")
 
-    @system_prompt.setter
-    def system_prompt(self, text: str) -> None:
-        self.transcript.settings["system_prompt"] = text
+    def chat_settings(self) -> ChatSettings:
+        """The conversation's system prompt and sampling settings."""
+        return ChatSettings.from_json(self.transcript.settings)
+
+    def set_chat_settings(self, system_prompt: str, sampling: Sampling) -> None:
+        """Change them for this conversation (stored with it; used from the next reply on)."""
+        settings = ChatSettings(system_prompt, sampling)
+        if settings == self.chat_settings():
+            return
+        self.transcript.settings = json.loads(settings.to_json())
+        self._store.save_settings(self.transcript)
+
+    def request_params(self) -> dict[str, Any]:
+        """What a reply is asked with: the conversation's sampling settings over the model's
+        defaults, and :attr:`params` over both."""
+        return {**self.chat_settings().sampling.to_params(self.model_defaults), **self.params}
 
     def new_conversation(self, model: str = "", settings: dict[str, Any] | None = None) -> None:
         """Start an empty conversation (a streaming reply is stopped and kept first)."""
@@ -185,7 +205,7 @@ class ChatSession(QObject):
         """Tokens the sent messages may take: the context less room for the reply."""
         if self.context_size <= 0:
             return None
-        reply = self.sampling.get("max_tokens") or self.params.get("max_tokens") or 1024
+        reply = self.request_params().get("max_tokens") or 1024
         return max(256, self.context_size - min(int(reply), self.context_size // 2))
 
     def _start(self, url: str, key: str, user: Message | None, live: Message,
@@ -204,8 +224,7 @@ class ChatSession(QObject):
         self._pieces = 0
         self.live_changed.emit(live)
         self.trimmed.emit(dropped)
-        params = {**self.params, **self.sampling}
-        self._request = self._streamer.send(ChatRequest(url, key, messages, params))
+        self._request = self._streamer.send(ChatRequest(url, key, messages, self.request_params()))
         self._timer.start()
         self.busy_changed.emit(True)
         return True
@@ -246,8 +265,23 @@ class ChatSession(QObject):
             self._end(end, usage=outcome.usage)
         elif outcome.kind is FailureKind.RUNNER_GONE:
             self._end(ReplyEnd.RUNNER_DIED)
+        elif self._retry_without_system_role(outcome):
+            return
         else:
             self._end(ReplyEnd.FAILED, outcome.message)
+
+    def _retry_without_system_role(self, failure: StreamFailure) -> bool:
+        """Some chat templates (Gemma 2's) refuse a system message: send it again with the
+        system prompt folded into the first question, once."""
+        request = self._request
+        if request is None or failure.kind is not FailureKind.API or \
+                "chat template" not in failure.message or \
+                not request.messages or request.messages[0].get("role") != "system":
+            return False
+        log.info("the chat template refused the system message; folding it into the question")
+        self._request = self._streamer.send(ChatRequest(
+            request.url, request.key, fold_system(request.messages), request.params))
+        return True
 
     def _end(self, end: ReplyEnd, detail: str = "", usage: dict[str, Any] | None = None) -> None:
         self._timer.stop()

@@ -71,6 +71,33 @@ class LoaderLike(Protocol):
     def shutdown(self) -> None: ...
 
 
+class ConversationsLike(Protocol):
+    """Stored conversations (app/services/storage.py's ConversationService): the sidebar's list
+    and its changes, opening one, switching versions at a branch point. Answers are signals."""
+
+    listed: Any  # Signal(list[ConversationSummary])
+    opened: Any  # Signal(Conversation)
+    changed: Any  # Signal(): the list's order or contents changed
+    exported: Any  # Signal(str path)
+    failed: Any  # Signal(str sentence)
+
+    def list_conversations(self, query: str = "") -> None: ...
+
+    def open(self, conv_id: int) -> None: ...
+
+    def show_branch(self, conv_id: int, message_id: int) -> None: ...
+
+    def rename(self, conv_id: int, title: str) -> None: ...
+
+    def set_pinned(self, conv_id: int, pinned: bool) -> None: ...
+
+    def delete(self, conv_id: int) -> None: ...
+
+    def export(self, conv_id: int, path: str, kind: str) -> None: ...
+
+    def set_model(self, transcript: Any) -> None: ...  # Transcript
+
+
 class LibraryLike(Protocol):
     """The local model library (app/services/storage.py's ModelLibraryService)."""
 
@@ -204,3 +231,38 @@ class LocalModelsLike(Protocol):
 
     verified: Any  # Signal(str path, bool ok | None unknown, str sentence)
     failed: Any  # Signal(str sentence)
+
+
+class HardwareLike(Protocol):
+    """The hardware report (app/services/hardware.py), for views that only show a summary."""
+
+    report_changed: Any  # Signal(HardwareReport): the machine's, then merged with the runner's
+    failed: Any  # Signal(str): a sentence for the user
+
+    @property
+    def report(self) -> Any: ...  # HardwareReport | None
+
+    def refresh(self) -> None:
+        """Detect again in the background; the answer comes as ``report_changed``."""
+        ...
+
+
+class TuningLike(Protocol):
+    """The offload settings panel's service (app/services/tuning.py's TuningService)."""
+
+    opened: Any  # Signal(TuningContext): the model opened with open() is ready to tune
+    failed: Any  # Signal(str): it could not be opened, or pins not saved: a sentence
+    saved: Any  # Signal(str path): its pins were saved
+
+    def open(self, path: str) -> None:
+        """Read the model and the machine off the GUI thread; ``opened`` follows."""
+        ...
+
+    def plan(self, ctx: Any, pins: Any) -> Any:
+        """The LaunchPlan for ``pins`` (Pins) on ``ctx`` (TuningContext), without the dry run:
+        synchronous, milliseconds."""
+        ...
+
+    def save(self, ctx: Any, pins: Any) -> None:
+        """Keep ``pins`` for this model on this machine (used by its next load)."""
+        ...

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from PySide6.QtCore import QEvent, QSizeF, QUrl
+from PySide6.QtCore import QEvent, QSizeF, QUrl, Signal
 from PySide6.QtGui import (
     QDesktopServices,
     QPainter,
@@ -32,18 +32,25 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
 )
-from PySide6.QtWidgets import QTextBrowser, QWidget
+from PySide6.QtWidgets import QApplication, QTextBrowser, QWidget
 
 from app.chat.message import Message
 from app.chat.render import (
+    ACTION_SCHEME,
     ALLOWED_SCHEMES,
+    CURSOR_MARK,
     MESSAGE_GAP_PX,
     NAME_GAP_PX,
     Theme,
+    code_blocks,
     link_allowed,
+    render_markdown,
     render_message,
+    render_name,
     render_placeholder,
+    render_reasoning,
 )
+from app.chat.streaming import StreamSplitter, split_reasoning
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +92,17 @@ class NoImages(QPyTextObject):
 
 
 class ChatView(QTextBrowser):
-    """The transcript of one conversation, with the reply being streamed at its end."""
+    """The transcript of one conversation, with the reply being streamed at its end.
+
+    The live reply is rendered in two parts: its finished blocks (app/chat/streaming.py), each
+    inserted once, and its tail, removed and inserted again on each update. Links under each
+    message (Copy, Edit, Regenerate, the versions at a branch point, the folded reasoning, Copy
+    code) are the view's own ``hearth:`` links; copying and unfolding happen here, the rest is
+    reported by :attr:`action`.
+    """
+
+    action = Signal(str, object)  # ("edit" | "regenerate" | "prev" | "next", Message)
+    copied = Signal(str)  # what was copied, in words ("the code", "the message")
 
     def __init__(self, parent: QWidget | None = None,
                  open_url: Callable[[QUrl], object] | None = None) -> None:
@@ -95,6 +112,10 @@ class ChatView(QTextBrowser):
         self._messages: list[Message] = []  # finished messages, in the document
         self._live: Message | None = None  # the reply being streamed, at the document's end
         self._live_start = 0  # where the live part begins (the end of the finished messages)
+        self._tail_start = 0  # where the live reply's unfinished tail begins
+        self._splitter = StreamSplitter()
+        self._live_head: tuple[object, ...] | None = None  # what the live head was drawn from
+        self._expanded: set[int] = set()  # messages whose reasoning is unfolded
         self._placeholder = ""
         self._showing_placeholder = False
         self._theme = theme_for(self.palette())
@@ -110,10 +131,12 @@ class ChatView(QTextBrowser):
         self._name_format = QTextBlockFormat()
         self._name_format.setTopMargin(MESSAGE_GAP_PX)
         self._name_format.setBottomMargin(NAME_GAP_PX)
+        self._plain_format = QTextBlockFormat()
 
         self.setOpenLinks(False)  # links go through _on_anchor, never through the browser's own
         self.setOpenExternalLinks(False)
         self.anchorClicked.connect(self._on_anchor)
+        self.setAccessibleName("Conversation")
 
     # ---- the API the main window uses ---------------------------------------------------------
 
@@ -127,9 +150,14 @@ class ChatView(QTextBrowser):
         """Show another conversation (its latest messages in view)."""
         self._messages = list(messages)
         self._live = None
+        self._expanded.clear()
         self._rebuild()
         bar = self.verticalScrollBar()
         bar.setValue(bar.maximum())
+
+    def messages(self) -> list[Message]:
+        """The finished messages shown, in order."""
+        return list(self._messages)
 
     def append_message(self, m: Message) -> None:
         """Add a finished message (before the live reply, if one is streaming).
@@ -141,26 +169,32 @@ class ChatView(QTextBrowser):
             self._rebuild()
             return
         with self._keeping_scroll(follow=m.role == "user"), self._edit() as cur:
-            if self._live is not None:
-                self._remove_live(cur)
-            self._insert(cur, render_message(m, self._theme))
-            if self._live is not None:
-                self._insert_live(cur, self._live)
+            live = self._live
+            if live is not None:
+                self._remove_from(cur, self._live_start)
+            self._insert(cur, self._render(m, len(self._messages) - 1))
+            if live is not None:
+                self._insert_live(cur, live)
 
     def set_live(self, m: Message | None) -> None:
         """The reply being streamed, re-rendered on each coalesced update; None removes it."""
         had_live = self._live is not None
         if m is None and not had_live:
             return
+        new = m is not self._live
         self._live = m
         if self._showing_placeholder or (m is None and not self._messages):
             self._rebuild()
             return
         with self._keeping_scroll(), self._edit() as cur:
-            if had_live:
-                self._remove_live(cur)
-            if m is not None:
+            if m is None:
+                self._remove_from(cur, self._live_start)
+            elif new or not had_live:
+                if had_live:
+                    self._remove_from(cur, self._live_start)
                 self._insert_live(cur, m)
+            else:
+                self._update_live(cur, m)
 
     # ---- more -----------------------------------------------------------------------------------
 
@@ -185,8 +219,11 @@ class ChatView(QTextBrowser):
 
     # ---- the document ---------------------------------------------------------------------------
 
+    def _render(self, m: Message, index: int) -> str:
+        return render_message(m, self._theme, index=index, expanded=index in self._expanded)
+
     def _rebuild(self) -> None:
-        """Render everything again (another conversation, another palette)."""
+        """Render everything again (another conversation, another palette, unfolded reasoning)."""
         doc = self.document()
         doc.clear()
         cur = QTextCursor(doc)
@@ -197,7 +234,8 @@ class ChatView(QTextBrowser):
                 cur.insertHtml(render_placeholder(self._placeholder, self._theme).rstrip())
         else:
             # One insertion into an empty document keeps every block's format from the HTML.
-            cur.insertHtml("".join(render_message(m, self._theme) for m in self._messages).rstrip())
+            cur.insertHtml("".join(self._render(m, i)
+                                   for i, m in enumerate(self._messages)).rstrip())
             if self._live is not None:
                 self._insert_live(cur, self._live)
         cur.endEditBlock()
@@ -212,23 +250,67 @@ class ChatView(QTextBrowser):
         finally:
             cur.endEditBlock()
 
-    def _insert(self, cur: QTextCursor, html: str) -> None:
+    def _insert(self, cur: QTextCursor, html: str, block: QTextBlockFormat | None = None) -> None:
         cur.movePosition(QTextCursor.MoveOperation.End)
         if not self.document().isEmpty():
             # A clean block, so nothing of the previous message's last block (a code block's
             # background, a list) carries over; its format is the name line's.
-            cur.insertBlock(self._name_format, QTextCharFormat())
+            cur.insertBlock(block or self._name_format, QTextCharFormat())
         cur.insertHtml(html.rstrip())  # a trailing newline would end the last line in a space
 
     def _insert_live(self, cur: QTextCursor, m: Message) -> None:
+        """The live reply from scratch: its name and reasoning line, then its answer."""
         cur.movePosition(QTextCursor.MoveOperation.End)
         self._live_start = cur.position()
-        self._insert(cur, render_message(m, self._theme, streaming=True))
+        self._splitter = StreamSplitter()
+        reasoned = split_reasoning(m.content)
+        index = len(self._messages)
+        expanded = index in self._expanded
+        self._live_head = (reasoned.reasoning is not None, reasoned.thinking, expanded,
+                           reasoned.reasoning if expanded or not reasoned.thinking else
+                           len(reasoned.reasoning or ""))
+        self._insert(cur, render_name(m.role, self._theme) +
+                     render_reasoning(reasoned, self._theme, index, expanded))
+        cur.movePosition(QTextCursor.MoveOperation.End)
+        self._tail_start = cur.position()
+        if reasoned.thinking:
+            self._insert(cur, f"<p>{CURSOR_MARK}</p>", self._plain_format)
+            return
+        self._update_answer(cur, reasoned.answer)
 
-    def _remove_live(self, cur: QTextCursor) -> None:
-        # From the end of the finished messages: this takes the block break before the live
-        # part too, and the last finished block keeps its own format.
-        cur.setPosition(self._live_start)
+    def _update_live(self, cur: QTextCursor, m: Message) -> None:
+        """One more piece of the live reply: only what changed is rendered again."""
+        reasoned = split_reasoning(m.content)
+        expanded = len(self._messages) in self._expanded
+        head = (reasoned.reasoning is not None, reasoned.thinking, expanded,
+                reasoned.reasoning if expanded or not reasoned.thinking else
+                len(reasoned.reasoning or ""))
+        if head != self._live_head:  # the reasoning grew or closed: its line changes
+            self._remove_from(cur, self._live_start)
+            self._insert_live(cur, m)
+            return
+        self._update_answer(cur, reasoned.answer)
+
+    def _update_answer(self, cur: QTextCursor, answer: str) -> None:
+        index = len(self._messages)
+        chunks = self._splitter.advance(answer)
+        self._remove_from(cur, self._tail_start)
+        if chunks:
+            first = self._splitter.code_blocks - sum(c.code_blocks for c in chunks)
+            for chunk in chunks:
+                self._insert(cur, render_markdown(chunk.markdown, self._theme, (index, first)),
+                             self._plain_format)
+                first += chunk.code_blocks
+            cur.movePosition(QTextCursor.MoveOperation.End)
+            self._tail_start = cur.position()
+        tail = render_markdown(self._splitter.tail(answer), self._theme,
+                               (index, self._splitter.code_blocks))
+        self._insert(cur, _with_cursor(tail), self._plain_format)
+
+    def _remove_from(self, cur: QTextCursor, start: int) -> None:
+        # From the end of what stays: this takes the block break before the removed part too,
+        # and the last block that stays keeps its own format.
+        cur.setPosition(start)
         cur.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cur.removeSelectedText()
 
@@ -245,6 +327,9 @@ class ChatView(QTextBrowser):
 
     def _on_anchor(self, url: QUrl) -> None:
         text = url.toString()
+        if url.scheme() == ACTION_SCHEME:
+            self._on_action(url.path())
+            return
         # Checked again here, on Qt's reading of the URL: this is what the browser would get.
         if url.scheme().lower() in ALLOWED_SCHEMES and link_allowed(text):
             (self._open_url or QDesktopServices.openUrl)(url)
@@ -252,3 +337,38 @@ class ChatView(QTextBrowser):
             log.warning("Refused to open a link from the chat (only http, https and mailto "
                         "links open): %.200s", text)
 
+    def _on_action(self, path: str) -> None:
+        """``copy/3``, ``copy-code/3/1``, ``think/3``, ``edit/3``, ``regenerate/3``, ``prev/3``…"""
+        kind, _, rest = path.partition("/")
+        numbers = [int(p) for p in rest.split("/") if p.isdigit()]
+        if not numbers:
+            return
+        index = numbers[0]
+        live = self._live if index == len(self._messages) else None
+        message = self._messages[index] if index < len(self._messages) else live
+        if message is None:
+            return  # a link of a message that is gone (another conversation meanwhile)
+        if kind == "think":
+            if index in self._expanded:
+                self._expanded.discard(index)
+            else:
+                self._expanded.add(index)
+            with self._keeping_scroll():
+                self._rebuild()
+        elif kind == "copy":
+            QApplication.clipboard().setText(message.content)
+            self.copied.emit("the message")
+        elif kind == "copy-code" and len(numbers) > 1:
+            blocks = code_blocks(message.content)
+            if numbers[1] < len(blocks):
+                QApplication.clipboard().setText(blocks[numbers[1]])
+                self.copied.emit("the code")
+        elif kind in ("edit", "regenerate", "prev", "next") and live is None:
+            self.action.emit(kind, message)
+
+
+def _with_cursor(body: str) -> str:
+    # Inside the last paragraph when there is one, so the mark sits after the last word.
+    if body.endswith("</p>\n"):
+        return body[:-5] + CURSOR_MARK + "</p>\n"
+    return body + f"<p>{CURSOR_MARK}</p>\n"

@@ -15,8 +15,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QCloseEvent, QKeyEvent, QPalette
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -26,18 +26,32 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QSplitter,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.chat.transcript import Transcript
+from app.chat.message import Message
+from app.chat.model_kind import base_model_note
+from app.chat.sampling import Sampling, model_defaults
+from app.chat.transcript import Transcript, can_continue
 from app.loading import text as load_text
 from app.services.chat_session import ChatSession
-from app.services.protocols import LibraryLike, LoaderLike, LocalModelsLike, RunnerLike
+from app.services.protocols import (
+    ConversationsLike,
+    LibraryLike,
+    LoaderLike,
+    LocalModelsLike,
+    RunnerLike,
+)
 from app.services.runner_process import RunnerState
+from app.ui.chat_settings import ChatSettingsPanel
+from app.ui.chat_status import ChatStatus
 from app.ui.chat_view import ChatView
+from app.ui.common import fit_color, plain_label
+from app.ui.conversations_sidebar import ConversationsSidebar
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +74,13 @@ class _Input(QPlainTextEdit):
 
 
 class MainWindow(QMainWindow):
+    find_instruct = Signal(str)  # a search for the Discover tab (a base model's instruct version)
+
     def __init__(self, runner: RunnerLike, loader: LoaderLike, session: ChatSession,
                  library: LibraryLike, *, hardware_panel: QWidget | None = None,
                  runner_flags: list[str] | None = None,
                  local_models: LocalModelsLike | None = None,
+                 conversations: ConversationsLike | None = None,
                  model_tabs: Sequence[tuple[QWidget, str]] = ()) -> None:
         super().__init__()
         self.runner = runner
@@ -71,14 +88,19 @@ class MainWindow(QMainWindow):
         self.session = session
         self.library = library
         self.local_models = local_models
+        self.conversations = conversations
         self.runner_flags = list(runner_flags or [])
+        self._switch_to: str | None = None  # a model to load once the current one has stopped
+        self._editing: Message | None = None  # the question being edited (Edit and resend)
         self.setWindowTitle("Hearth")
-        self.resize(900, 640)
+        self.resize(1100, 720)
 
         # --- top bar: model picker, load/unload, progress ---
         self.picker = QComboBox()
         self.picker.setMinimumWidth(320)
+        self.picker.setAccessibleName("Model")
         self.picker.activated.connect(self._on_pick)
+        self.picker.currentIndexChanged.connect(lambda _i: self._preview_selected())
         self.load_btn = QPushButton("Load")
         self.load_btn.clicked.connect(self.load_selected)
         self.unload_btn = QPushButton("Unload")
@@ -87,6 +109,10 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
         self.progress.setFixedWidth(180)
+        self.settings_btn = QToolButton()
+        self.settings_btn.setText("Chat settings")
+        self.settings_btn.setCheckable(True)
+        self.settings_btn.setToolTip("System prompt and sampling for this conversation")
         # Plain text everywhere a runner error, a file name or a model's metadata can appear:
         # a label that guesses "rich text" would load an <img> such text names.
         self.status = QLabel()
@@ -119,6 +145,17 @@ class MainWindow(QMainWindow):
         self.reasons_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.reasons_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.reasons_label.hide()
+        # A base model may not follow instructions: say so, and offer its instruct version.
+        self.base_label = plain_label()
+        self.base_btn = QPushButton("Find the instruct version")
+        self.base_btn.clicked.connect(self._find_instruct)
+        self._instruct_search = ""
+        base_row = QHBoxLayout()
+        base_row.addWidget(self.base_label, 1)
+        base_row.addWidget(self.base_btn)
+        self.base_box = QWidget()
+        self.base_box.setLayout(base_row)
+        self.base_box.hide()
         status_row = QHBoxLayout()
         status_row.addWidget(self.status, 1)
         status_row.addWidget(self.restart_btn)
@@ -129,19 +166,33 @@ class MainWindow(QMainWindow):
         top.addWidget(self.load_btn)
         top.addWidget(self.unload_btn)
         top.addWidget(self.progress)
+        top.addWidget(self.settings_btn)
 
         # --- chat ---
         self.chat = ChatView()
+        self.chat.action.connect(self._on_message_action)
+        self.chat.copied.connect(lambda what: self.statusBar().showMessage(f"Copied {what}.", 2500))
+        self.chat_status = ChatStatus()
+        self.edit_label = plain_label("Editing your message: Send asks it as a new version "
+                                      "(the old one and its replies are kept). Esc cancels.",
+                                      muted=True)
+        self.edit_label.hide()
         self.input = _Input(self.send)
         self.input.setPlaceholderText("Type a message. Enter sends, Shift+Enter for a new line.")
+        self.input.setAccessibleName("Message")
         self.input.setFixedHeight(84)
         self.send_btn = QPushButton("Send")
         self.send_btn.clicked.connect(self.send)
         self.stop_btn = QPushButton("Stop")
+        self.stop_btn.setToolTip("Stop the reply (Esc); what it wrote so far is kept")
         self.stop_btn.clicked.connect(session.stop)
+        self.continue_btn = QPushButton("Continue")
+        self.continue_btn.setToolTip("Let the model go on with its last reply, which was cut")
+        self.continue_btn.clicked.connect(self.continue_reply)
         buttons = QVBoxLayout()
         buttons.addWidget(self.send_btn)
         buttons.addWidget(self.stop_btn)
+        buttons.addWidget(self.continue_btn)
         bottom = QHBoxLayout()
         bottom.addWidget(self.input, 1)
         bottom.addLayout(buttons)
@@ -151,19 +202,44 @@ class MainWindow(QMainWindow):
         root.addLayout(status_row)
         root.addWidget(self.steps_label)
         root.addWidget(self.reasons_label)
+        root.addWidget(self.base_box)
         root.addWidget(self.chat, 1)
+        root.addWidget(self.chat_status)
+        root.addWidget(self.edit_label)
         root.addLayout(bottom)
-        chat_page = QWidget()
-        chat_page.setLayout(root)
+        chat_column = QWidget()
+        chat_column.setLayout(root)
+        self.chat_settings = ChatSettingsPanel()
+        self.chat_settings.changed.connect(self._on_chat_settings)
+        self.chat_settings.hide()
+        self.settings_btn.toggled.connect(self.chat_settings.setVisible)
+        self.sidebar: ConversationsSidebar | None = None
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        if conversations is not None:
+            self.sidebar = ConversationsSidebar(conversations)
+            self.sidebar.open_requested.connect(conversations.open)
+            self.sidebar.new_requested.connect(self.new_conversation)
+            self.sidebar.deleted.connect(self._on_deleted)
+            self.sidebar.exported.connect(
+                lambda path: self.statusBar().showMessage(f"Exported to {path}.", 5000))
+            conversations.opened.connect(self._on_opened)
+            conversations.changed.connect(self._on_conversations_changed)
+            self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(chat_column)
+        self.splitter.addWidget(self.chat_settings)
+        self.splitter.setStretchFactor(self.splitter.indexOf(chat_column), 1)
+        if self.sidebar is not None:
+            self.splitter.setSizes([240, 860, 0])
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        self.tabs.addTab(chat_page, "Chat")
+        self.tabs.addTab(self.splitter, "Chat")
         for widget, title in model_tabs:  # Discover, Models, Downloads
             self.tabs.addTab(widget, title)
         self.hardware_panel = hardware_panel
         if hardware_panel is not None:
             self.tabs.addTab(hardware_panel, "Hardware")
         self.setCentralWidget(self.tabs)
+        self._shortcuts()
 
         runner.state_changed.connect(self._on_runner_state)
         runner.progress.connect(lambda p: self.progress.setValue(int(p * 1000)))
@@ -175,8 +251,10 @@ class MainWindow(QMainWindow):
         session.message_added.connect(self.chat.append_message)
         session.live_changed.connect(self.chat.set_live)
         session.reply_finished.connect(self.chat.append_message)
-        session.busy_changed.connect(lambda _busy: self._update_chat_buttons())
+        session.busy_changed.connect(self._on_busy)
         session.conversation_changed.connect(self._on_conversation)
+        session.stats_changed.connect(self.chat_status.show_stats)
+        session.trimmed.connect(self.chat_status.show_trimmed)
         session.save_failed.connect(
             lambda text: self._set_status(f"Could not save the conversation: {text}", True))
         library.recent_changed.connect(self._fill_picker)
@@ -186,29 +264,50 @@ class MainWindow(QMainWindow):
         self._fill_picker(library.recent())
         self.chat.set_placeholder("Pick a GGUF model above and press Load to start chatting.")
         self._on_runner_state(runner.state)
+        self._show_chat_settings()
+
+    def _shortcuts(self) -> None:
+        QShortcut(QKeySequence.StandardKey.New, self, self.new_conversation)
+        QShortcut(QKeySequence("Ctrl+K"), self, self._focus_search)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self._escape)
 
     # ---- model picking and loading ----------------------------------------------------------
 
     def _fill_picker(self, paths: list[str], select: str | None = None) -> None:
         select = select or self.selected_model()
+        rows = {r.path: r for r in (self.local_models.rows() if self.local_models else [])
+                if not r.error}
+        loaded = self.runner.model if self.runner.state == RunnerState.READY else ""
         self.picker.blockSignals(True)
         self.picker.clear()
+
+        def add(path: str, name: str) -> None:
+            row = rows.get(path)
+            verdict = row.verdict if row is not None else None
+            label = name + (" (loaded)" if path == loaded else "")
+            if verdict is not None:
+                label += f"  —  {verdict.label()}"
+            self.picker.addItem(label, path)
+            i = self.picker.count() - 1
+            tip = path if verdict is None else path + "\n\n" + "\n".join(verdict.reasons)
+            self.picker.setItemData(i, tip, Qt.ItemDataRole.ToolTipRole)
+            if verdict is not None:
+                self.picker.setItemData(i, fit_color(self.palette(), verdict.fit),
+                                        Qt.ItemDataRole.ForegroundRole)
+
         for p in paths:
-            self.picker.addItem(os.path.basename(p), p)
-            self.picker.setItemData(self.picker.count() - 1, p, Qt.ItemDataRole.ToolTipRole)
+            add(p, os.path.basename(p))
         # Then every other model on this computer (the library), recent ones first.
-        others = [r for r in (self.local_models.rows() if self.local_models else [])
-                  if not r.error and r.path not in paths]
+        others = [r for r in rows.values() if r.path not in paths]
         if others and paths:
             self.picker.insertSeparator(self.picker.count())
         for r in others:
-            self.picker.addItem(f"{r.name} ({r.source})", r.path)
-            self.picker.setItemData(self.picker.count() - 1, r.path,
-                                    Qt.ItemDataRole.ToolTipRole)
+            add(r.path, f"{r.name} ({r.source})")
         self.picker.addItem(OPEN_ITEM, None)
         if select is not None:
             self.picker.setCurrentIndex(max(0, self.picker.findData(select)))
         self.picker.blockSignals(False)
+        self._preview_selected()
 
     def _on_pick(self, index: int) -> None:
         if self.picker.itemData(index) is None:
@@ -221,6 +320,26 @@ class MainWindow(QMainWindow):
 
     def _on_local_models(self, _rows: object) -> None:
         self._fill_picker(self.library.recent())
+
+    def _preview_selected(self) -> None:
+        """Before a load: what the planner says about the chosen model on this machine."""
+        path = self.selected_model()
+        idle = self.runner.state in (RunnerState.STOPPED, RunnerState.FAILED) and \
+            not self.loader.busy
+        if path is None or (path == self.runner.model and not idle):
+            self._update_buttons()
+            return
+        row = next((r for r in (self.local_models.rows() if self.local_models else [])
+                    if r.path == path), None)
+        verdict = row.verdict if row is not None else None
+        if verdict is not None and (idle or self.runner.state == RunnerState.READY):
+            action = "Load" if idle else "Load switches to it"
+            self._set_status(f"{os.path.basename(path)}: {verdict.label()}. {action}; the "
+                             f"settings are checked again with a dry run first.")
+            self.reasons_label.setText("\n".join(verdict.reasons))
+            self.why_btn.setVisible(bool(verdict.reasons))
+            self.reasons_label.setVisible(self.why_btn.isChecked() and bool(verdict.reasons))
+        self._update_buttons()
 
     def choose_model(self, path: str) -> None:
         """Put ``path`` at the top of the model list and select it."""
@@ -236,16 +355,29 @@ class MainWindow(QMainWindow):
         return data if isinstance(data, str) else None
 
     def load_selected(self) -> None:
-        """Plan the selected model (off the GUI thread), then start it with the plan."""
+        """Plan the selected model (off the GUI thread), then start it with the plan.
+
+        With another model loaded, that one is stopped first; the load follows once it has.
+        """
         path = self.selected_model()
         if path is None:
             self._on_pick(self.picker.currentIndex())
             path = self.selected_model()
             if path is None:
                 return
+        if self.runner.state not in (RunnerState.STOPPED, RunnerState.FAILED):
+            if self.runner.model == path and self.runner.state == RunnerState.READY:
+                return
+            self._switch_to = path
+            self.session.stop()
+            self.runner.stop()
+            self._set_status(f"Unloading {os.path.basename(self.runner.model)} first…")
+            return
         if not self.loader.load(path, self.runner_flags):
             return
         self.session.transcript.model = path
+        if self.conversations is not None:
+            self.conversations.set_model(self.session.transcript)
         self.restart_btn.hide()
         self._show_plan(None)
         self._set_status(load_text.planning_text(os.path.basename(path)))
@@ -253,6 +385,7 @@ class MainWindow(QMainWindow):
 
     def unload(self) -> None:
         """Stop the model; also ends a plan in the making and the fallback ladder."""
+        self._switch_to = None
         self.loader.cancel()
         self.restart_btn.hide()
         if self.runner.state in (RunnerState.STOPPED, RunnerState.FAILED):
@@ -274,7 +407,30 @@ class MainWindow(QMainWindow):
         self.progress.setValue(0)
         self._show_plan(plan)
         self._set_status(load_text.loading_text(os.path.basename(self.loader.path), plan))
+        self._show_model(plan)
         self._update_buttons()
+
+    def _show_model(self, plan: Any) -> None:
+        """What the chat takes from the model's header: its sampling defaults, its context,
+        whether it is a base model."""
+        model = getattr(plan, "model", None)
+        general = dict(getattr(model, "general", {}) or {})
+        defaults = model_defaults(general) if model is not None else Sampling()
+        self.session.model_defaults = defaults
+        self.chat_settings.set_model_defaults(defaults)
+        settings = getattr(plan, "settings", None)
+        self.session.context_size = int(getattr(settings, "n_ctx", 0) or 0)
+        self.chat_status.set_context_size(self.session.context_size)
+        note = base_model_note(getattr(model, "name", ""), bool(getattr(model, "chat_template", "")),
+                               general, os.path.basename(self.loader.path)) \
+            if model is not None else None
+        self.base_label.setText(note.text if note else "")
+        self._instruct_search = note.search if note else ""
+        self.base_box.setVisible(note is not None)
+
+    def _find_instruct(self) -> None:
+        if self._instruct_search:
+            self.find_instruct.emit(self._instruct_search)
 
     def _on_retrying(self, reason: str) -> None:
         self.progress.setValue(0)
@@ -317,9 +473,17 @@ class MainWindow(QMainWindow):
             self._set_status(text)
         if state == RunnerState.STOPPED:
             self._show_plan(None)
+            self.chat_status.set_context_size(0)
+            self.base_box.hide()
         if state in (RunnerState.STOPPING, RunnerState.STOPPED):
             self.session.stop()
+        if state in (RunnerState.READY, RunnerState.STOPPED):
+            self._fill_picker(self.library.recent())  # the "(loaded)" mark
         self._update_buttons()
+        if state in (RunnerState.STOPPED, RunnerState.FAILED) and self._switch_to:
+            path, self._switch_to = self._switch_to, None
+            self._fill_picker(self.library.use(path), select=path)
+            self.load_selected()
 
     def _update_buttons(self) -> None:
         state = self.runner.state
@@ -327,10 +491,13 @@ class MainWindow(QMainWindow):
         busy = self.loader.busy or state in (RunnerState.STARTING, RunnerState.LOADING,
                                              RunnerState.STOPPING)
         idle = state in (RunnerState.STOPPED, RunnerState.FAILED)
-        self.load_btn.setEnabled(idle and not self.loader.busy)
+        other = self.selected_model() not in (None, self.runner.model)
+        self.load_btn.setEnabled(not self.loader.busy and (idle or (
+            state == RunnerState.READY and other)))
+        self.load_btn.setText("Switch" if state == RunnerState.READY and other else "Load")
         self.unload_btn.setEnabled(self.loader.busy or state in (
             RunnerState.LOADING, RunnerState.READY, RunnerState.STARTING))
-        self.picker.setEnabled(not busy and state != RunnerState.READY)
+        self.picker.setEnabled(not busy)
         self.progress.setVisible(planning or state in (RunnerState.STARTING,
                                                        RunnerState.LOADING))
         if planning:
@@ -345,22 +512,122 @@ class MainWindow(QMainWindow):
         self.status.setText(text)
         self.status.setStyleSheet("color: #b3261e;" if error else "")
 
+    # ---- conversations ------------------------------------------------------------------
+
+    def new_conversation(self) -> None:
+        """A new, empty chat (Ctrl+N) with the model loaded now."""
+        self._cancel_edit()
+        model = self.runner.model if self.runner.state == RunnerState.READY else ""
+        self.session.new_conversation(model)
+        self.input.setFocus()
+
+    def _focus_search(self) -> None:
+        if self.sidebar is not None:
+            self.tabs.setCurrentIndex(0)
+            self.sidebar.focus_search()
+
+    def _on_opened(self, conv: Any) -> None:
+        self._cancel_edit()
+        self.session.open_conversation(conv)
+        model = getattr(conv, "model", "")
+        if model and model != self.runner.model:
+            # The model it was written with is offered, not loaded: loading takes a while.
+            if self.picker.findData(model) >= 0:
+                self.picker.setCurrentIndex(self.picker.findData(model))
+            if self.runner.state == RunnerState.READY:
+                self.statusBar().showMessage(
+                    f"This conversation was written with {os.path.basename(model)}; it goes on "
+                    f"with the model loaded now unless you switch.", 8000)
+
+    def _on_deleted(self, conv_id: int) -> None:
+        if self.session.transcript.conversation_id == conv_id:
+            self.new_conversation()
+
+    def _on_conversations_changed(self) -> None:
+        if self.sidebar is not None:
+            self.sidebar.set_current(self.session.transcript.conversation_id)
+
+    def _on_chat_settings(self, system_prompt: str, sampling: Sampling) -> None:
+        self.session.set_chat_settings(system_prompt, sampling)
+
+    def _show_chat_settings(self) -> None:
+        settings = self.session.chat_settings()
+        self.chat_settings.set_values(settings.system_prompt, settings.sampling,
+                                      self.session.model_defaults)
+
     # ---- chatting -----------------------------------------------------------------------
 
     def send(self) -> None:
         if self.runner.state != RunnerState.READY:
             return
-        if self.session.send(self.input.toPlainText(), self.runner.url, self.runner.key or ""):
+        self.chat_settings.flush()  # an edit still waiting on its timer counts for this reply
+        text = self.input.toPlainText()
+        url, key = self.runner.url, self.runner.key or ""
+        if self._editing is not None:
+            sent = self.session.edit_and_resend(self._editing, text, url, key)
+        else:
+            sent = self.session.send(text, url, key)
+        if sent:
+            self.input.clear()
+            self._cancel_edit()
+
+    def continue_reply(self) -> None:
+        messages = self.session.transcript.messages
+        if self.runner.state == RunnerState.READY and messages:
+            self.session.continue_reply(messages[-1], self.runner.url, self.runner.key or "")
+
+    def _on_message_action(self, kind: str, message: Message) -> None:
+        if self.session.busy:
+            self.statusBar().showMessage("Wait for the reply to finish, or press Stop.", 4000)
+            return
+        if kind == "edit":
+            self._editing = message
+            self.input.setPlainText(message.content)
+            self.input.setFocus()
+            self.edit_label.show()
+        elif kind == "regenerate":
+            if self.runner.state != RunnerState.READY:
+                self.statusBar().showMessage("Load a model to regenerate the reply.", 4000)
+                return
+            self.chat_settings.flush()
+            self.session.regenerate(message, self.runner.url, self.runner.key or "")
+        elif kind in ("prev", "next") and message.id is not None and message.siblings:
+            at = message.siblings.index(message.id) + (1 if kind == "next" else -1)
+            conv = self.session.transcript.conversation_id
+            if self.conversations is not None and conv is not None and \
+                    0 <= at < len(message.siblings):
+                self.conversations.show_branch(conv, message.siblings[at])
+
+    def _cancel_edit(self) -> None:
+        if self._editing is not None:
+            self._editing = None
+            self.edit_label.hide()
+
+    def _escape(self) -> None:
+        """Esc stops a reply, or else leaves editing a message."""
+        if self.session.busy:
+            self.session.stop()
+        elif self._editing is not None:
+            self._cancel_edit()
             self.input.clear()
 
     def _on_conversation(self, transcript: Transcript) -> None:
         self.chat.set_messages(transcript.messages)
+        self.chat_status.reset()
+        self._show_chat_settings()
+        if self.sidebar is not None:
+            self.sidebar.set_current(transcript.conversation_id)
+        self._update_chat_buttons()
+
+    def _on_busy(self, _busy: bool) -> None:
+        self._update_chat_buttons()
 
     def _update_chat_buttons(self) -> None:
         streaming = self.session.busy
         ready = self.runner.state == RunnerState.READY
         self.send_btn.setEnabled(ready and not streaming)
         self.stop_btn.setEnabled(streaming)
+        self.continue_btn.setVisible(ready and not streaming and can_continue(self.session.transcript))
 
     # ---- closing ------------------------------------------------------------------------
 

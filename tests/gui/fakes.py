@@ -208,6 +208,7 @@ class FakeStore(QObject):
         self._ids: dict[int, int] = {}  # id(message) -> row
         self._conversations: dict[int, int] = {}  # id(transcript) -> conversation
         self.flushed = False
+        self.settings_saves: list[dict[str, Any]] = []
 
     def save_message(self, transcript: Transcript, message: Message) -> None:
         conv = self._conversations.setdefault(id(transcript), len(self._conversations) + 1)
@@ -215,6 +216,9 @@ class FakeStore(QObject):
         saved = SavedMessage(conv, message.role, message.content, message.note)
         self.rows[row] = saved
         self.saves.append(saved)
+
+    def save_settings(self, transcript: Transcript) -> None:
+        self.settings_saves.append(dict(transcript.settings))
 
     def flush(self, timeout_s: float) -> bool:
         self.flushed = True

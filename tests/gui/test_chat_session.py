@@ -155,3 +155,52 @@ def test_an_api_error_is_a_typed_failure_not_a_runner_death(qtbot: Any) -> None:
         assert failure.message == "The prompt is too long for the context."
     finally:
         streamer.shutdown()
+
+
+def test_conversation_settings_shape_the_request_and_are_stored(qtbot: Any) -> None:
+    from app.chat.sampling import Sampling
+
+    session, streamer, store, _ = make(qtbot)
+    session.model_defaults = Sampling(temperature=0.6, top_k=20)
+    session.set_chat_settings("Answer in French.", Sampling(temperature=0.1, max_tokens=64))
+    assert store.settings_saves[-1]["system_prompt"] == "Answer in French."
+    assert session.send("Hi", "http://x", "k")
+    request = streamer.requests[0]
+    assert request.messages[0] == {"role": "system", "content": "Answer in French."}
+    # The user's temperature wins over the model's; the model's top_k fills the gap.
+    assert request.params["temperature"] == 0.1 and request.params["top_k"] == 20
+    assert request.params["max_tokens"] == 64
+
+
+def test_a_template_without_a_system_role_gets_the_prompt_folded_into_the_question(
+        qtbot: Any) -> None:
+    from app.chat.sampling import Sampling
+
+    session, streamer, _, _ = make(qtbot)
+    session.set_chat_settings("Be brief.", Sampling())
+    assert session.send("Hi", "http://x", "k")
+    streamer.fail(FailureKind.API, "The model's chat template could not render these "
+                                   "messages: System role not supported")
+    assert session.busy and len(streamer.requests) == 2
+    retry = streamer.requests[1].messages
+    assert [m["role"] for m in retry] == ["user"] and "Be brief." in retry[0]["content"]
+    streamer.piece("Bonjour")
+    streamer.finish("stop")
+    qtbot.waitUntil(lambda: not session.busy, timeout=1000)
+    assert session.transcript.messages[-1].content == "Bonjour"
+
+
+def test_context_budget_drops_the_oldest_turns_and_says_how_many(qtbot: Any) -> None:
+    session, streamer, _, _ = make(qtbot)
+    dropped: list[int] = []
+    session.trimmed.connect(dropped.append)
+    session.params = {"max_tokens": 16}
+    for i in range(3):
+        assert session.send(f"question {i} " + "word " * 200, "http://x", "k")
+        streamer.piece("answer " * 100)
+        streamer.finish("stop")
+        qtbot.waitUntil(lambda: not session.busy, timeout=1000)
+    session.context_size = 512
+    assert session.send("last question", "http://x", "k")
+    assert dropped[-1] > 0 and len(streamer.requests[-1].messages) < 7
+    assert len(session.transcript.messages) == 8  # nothing is dropped from the conversation

@@ -194,7 +194,7 @@ def test_streaming_shows_the_mark_and_a_finished_message_goes_before_the_live_on
     assert CURSOR_MARK not in view.toPlainText() and "Hel" not in view.toPlainText()
     live.note = "Stopped."
     view.append_message(live)
-    assert view.toPlainText().endswith("Hel\nStopped.")
+    assert view.toPlainText().endswith("Hel\nStopped.\nCopy  ·  Regenerate")
     view.set_messages([])
     assert view.toPlainText() == "Say hello."
     view.set_live(Message("assistant", "first"))  # a reply with nothing before it
@@ -411,3 +411,90 @@ def test_colours_follow_the_palette(qtbot: Any, tmp_path: Path) -> None:
     assert dark.code_bg in html and light.code_bg.lower() not in html
     assert view.toPlainText().endswith(f"two\n{CURSOR_MARK}")  # the live reply was kept
     assert view.grab().save(str(tmp_path / "chat-dark.png"))
+
+
+def _click(view: ChatView, href: str) -> None:
+    view.anchorClicked.emit(QUrl(href))
+
+
+def test_copy_links_copy_the_message_and_each_code_block(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    reply = Message("assistant", "Two ways:\n\n```python\nprint(1)\n```\n\nor\n\n```sh\necho 2\n```")
+    view.set_messages([Message("user", "How?"), reply])
+    html = view.toHtml()
+    assert "hearth:copy-code/1/0" in html and "hearth:copy-code/1/1" in html
+    copied: list[str] = []
+    view.copied.connect(copied.append)
+    clipboard = QApplication.clipboard()
+    _click(view, "hearth:copy-code/1/1")
+    assert clipboard.text() == "echo 2"
+    _click(view, "hearth:copy/1")
+    assert clipboard.text() == reply.content and copied == ["the code", "the message"]
+
+
+def test_a_model_cannot_make_its_own_action_links(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    hostile = Message("assistant", "[click](hearth:regenerate/0) <a href='hearth:edit/0'>x</a>")
+    view.set_messages([Message("user", "q"), hostile])
+    html = view.toHtml()
+    assert 'href="hearth:regenerate/0"' not in html
+    assert html.count('href="hearth:edit/0"') == 1  # the view's own, under the question
+    assert 'href="hearth:regenerate/1"' in html  # the view's own link, under the reply
+
+
+def test_edit_regenerate_and_versions_are_reported_with_their_message(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    q = Message("user", "q", id=1, siblings=(1, 5))
+    a = Message("assistant", "a", id=2)
+    view.set_messages([q, a])
+    assert "2/2" not in view.toPlainText() and "1/2" in view.toPlainText()
+    got: list[tuple[str, Message]] = []
+    view.action.connect(lambda kind, m: got.append((kind, m)))
+    for href in ("hearth:edit/0", "hearth:regenerate/1", "hearth:next/0", "hearth:edit/9"):
+        _click(view, href)
+    assert got == [("edit", q), ("regenerate", a), ("next", q)]
+
+
+def test_reasoning_is_folded_with_its_length_and_unfolds_on_click(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    thought = "step one, step two"
+    view.set_messages([Message("user", "q"), Message("assistant", f"<think>{thought}</think>4")])
+    text = view.toPlainText()
+    assert f"Reasoning ({len(thought)} characters)" in text and thought not in text
+    _click(view, "hearth:think/1")
+    assert thought in view.toPlainText()
+    _click(view, "hearth:think/1")
+    assert thought not in view.toPlainText()
+
+
+def test_a_streaming_reply_that_thinks_shows_only_the_folded_line_then_the_answer(
+        qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.set_messages([Message("user", "q")])
+    live = Message("assistant", "<think>hmm")
+    view.set_live(live)
+    assert "Thinking… (3 characters)" in view.toPlainText() and "hmm" not in view.toPlainText()
+    live.content += " more</think>The answer"
+    view.set_live(live)
+    text = view.toPlainText()
+    assert "Reasoning (8 characters)" in text and text.endswith(f"The answer{CURSOR_MARK}")
+
+
+def test_streaming_in_chunks_shows_the_same_text_as_rendering_the_whole_reply(
+        qtbot: Any) -> None:
+    parts = ["# Title\n\n", "A paragraph with **bold**.\n\n", "- one\n- two\n\n",
+             "```python\n", "x = 1\n\ny = 2\n", "```\n\n", "| a | b |\n|---|---|\n| 1 | 2 |\n\n",
+             "The end."]
+    view = make_view(qtbot)
+    view.set_messages([Message("user", "q")])
+    live = Message("assistant", "")
+    for piece in parts:
+        for ch in piece:  # one character at a time: every cut point is crossed
+            live.content += ch
+            view.set_live(live)
+    streamed = view.toPlainText().removesuffix(CURSOR_MARK)
+    whole = make_view(qtbot)
+    whole.set_messages([Message("user", "q")])
+    whole.set_live(Message("assistant", "".join(parts)))
+    assert streamed == whole.toPlainText().removesuffix(CURSOR_MARK)
+    assert "x = 1" in streamed and "The end." in streamed

@@ -36,9 +36,7 @@ def test_json_round_trips_messages_and_details() -> None:
 
 
 def test_file_name_is_safe_everywhere() -> None:
-    assert file_name(_conv(), ".md") == "Rust lifetimes.md"
-    conv = _conv()
-    conv.title = "../../etc/passwd\x00"
-    assert "/" not in file_name(conv, ".json") and "\x00" not in file_name(conv, ".json")
-    conv.title = "..."
-    assert file_name(conv, ".md") == "conversation.md"
+    assert file_name(_conv().title, ".md") == "Rust lifetimes.md"
+    hostile = file_name("../../etc/passwd\x00", ".json")
+    assert "/" not in hostile and "\x00" not in hostile and hostile.endswith(".json")
+    assert file_name("...", ".md") == "conversation.md"

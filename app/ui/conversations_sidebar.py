@@ -1,0 +1,220 @@
+"""The conversations sidebar: new chat, search, pinned first, rename, pin, export, delete.
+
+Every change goes through the conversation service (app/services/storage.py), which answers on
+the GUI thread; the list is asked for again whenever the service says the conversations changed,
+with the current search text. Dialogs are injected so tests can answer them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QInputDialog,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.library.conversations import ConversationSummary
+from app.library.export import file_name
+from app.services.protocols import ConversationsLike
+from app.ui.common import ask
+
+SEARCH_DELAY_MS = 200  # typing pauses this long before the search runs
+ROLE_ID = Qt.ItemDataRole.UserRole
+
+
+AskText = Callable[[QWidget, str, str], str | None]  # (parent, label, current) -> text or None
+AskPath = Callable[[QWidget, str, str], str | None]  # (parent, suggested name, filter) -> path
+
+
+def _ask_text(parent: QWidget, label: str, current: str) -> str | None:
+    text, ok = QInputDialog.getText(parent, "Rename conversation", label, text=current)
+    return text if ok else None
+
+
+def _ask_path(parent: QWidget, suggested: str, filter_: str) -> str | None:
+    start = os.path.join(os.path.expanduser("~"), suggested)
+    path, _ = QFileDialog.getSaveFileName(parent, "Export conversation", start, filter_)
+    return path or None
+
+
+class ConversationsSidebar(QWidget):
+    open_requested = Signal(int)  # a conversation's id
+    new_requested = Signal()
+    deleted = Signal(int)  # a conversation's id, after the user confirmed
+    exported = Signal(str)  # where an export was written
+
+    def __init__(self, service: ConversationsLike, parent: QWidget | None = None, *,
+                 ask_text: AskText = _ask_text, ask_path: AskPath = _ask_path,
+                 confirm: Callable[[QWidget, str, str], bool] = ask) -> None:
+        super().__init__(parent)
+        self._service = service
+        self._ask_text, self._ask_path, self._confirm = ask_text, ask_path, confirm
+        self._rows: list[ConversationSummary] = []
+        self._current: int | None = None
+
+        self.new_btn = QPushButton("New chat")
+        self.new_btn.setToolTip("Start a new conversation (Ctrl+N)")
+        self.new_btn.clicked.connect(self.new_requested.emit)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search conversations (Ctrl+K)")
+        self.search.setAccessibleName("Search conversations")
+        self.search.setClearButtonEnabled(True)
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self.refresh)
+        self.search.textChanged.connect(lambda _t: self._search_timer.start())
+        self.list = QListWidget()
+        self.list.setAccessibleName("Conversations")
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._menu_at)
+        self.list.itemActivated.connect(self._on_activated)
+        self.list.itemClicked.connect(self._on_activated)
+        self.list.setUniformItemSizes(True)
+        QShortcut(QKeySequence(Qt.Key.Key_F2), self.list, self.rename_selected,
+                  context=Qt.ShortcutContext.WidgetShortcut)
+        QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.list, self.delete_selected,
+                  context=Qt.ShortcutContext.WidgetShortcut)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.new_btn)
+        layout.addWidget(self.search)
+        layout.addWidget(self.list, 1)
+        self.setTabOrder(self.new_btn, self.search)
+        self.setTabOrder(self.search, self.list)
+
+        service.listed.connect(self._on_listed)
+        service.changed.connect(self.refresh)
+        service.exported.connect(self.exported.emit)
+        self.refresh()
+
+    # ---- public --------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Ask for the list again (with the search text)."""
+        self._service.list_conversations(self.search.text().strip())
+
+    def focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
+
+    def set_current(self, conv_id: int | None) -> None:
+        """Mark the conversation shown in the chat."""
+        self._current = conv_id
+        self._select_current()
+
+    def rows(self) -> list[ConversationSummary]:
+        return list(self._rows)
+
+    def selected_id(self) -> int | None:
+        item = self.list.currentItem()
+        value = item.data(ROLE_ID) if item is not None else None
+        return value if isinstance(value, int) else None
+
+    def rename_selected(self) -> None:
+        row = self._row(self.selected_id())
+        if row is None:
+            return
+        title = self._ask_text(self, "New name:", row.title)
+        if title is not None and title.strip() and title.strip() != row.title:
+            self._service.rename(row.id, " ".join(title.split()))
+
+    def toggle_pin_selected(self) -> None:
+        row = self._row(self.selected_id())
+        if row is not None:
+            self._service.set_pinned(row.id, not row.pinned)
+
+    def delete_selected(self) -> None:
+        row = self._row(self.selected_id())
+        if row is None:
+            return
+        if self._confirm(self, "Delete conversation",
+                         f"Delete “{row.title}” and its {row.message_count} messages? "
+                         f"This cannot be undone."):
+            self._service.delete(row.id)
+            self.deleted.emit(row.id)
+
+    def export_selected(self, kind: str) -> None:
+        """Write the selected conversation as "markdown" or "json" where the user chooses."""
+        row = self._row(self.selected_id())
+        if row is None:
+            return
+        suffix, filter_ = ((".json", "JSON (*.json)") if kind == "json"
+                           else (".md", "Markdown (*.md)"))
+        path = self._ask_path(self, file_name(row.title, suffix), filter_)
+        if path:
+            self._service.export(row.id, path, kind)
+
+    # ---- inside --------------------------------------------------------------------------------
+
+    def _row(self, conv_id: int | None) -> ConversationSummary | None:
+        return next((r for r in self._rows if r.id == conv_id), None)
+
+    def _on_listed(self, rows: list[ConversationSummary]) -> None:
+        self._rows = list(rows)
+        self.list.blockSignals(True)
+        self.list.clear()
+        pinned = [r for r in rows if r.pinned]
+        for label, group in (("Pinned", pinned), ("Recent" if pinned else "", rows[len(pinned):])):
+            if label and group:
+                header = QListWidgetItem(label)
+                header.setFlags(Qt.ItemFlag.NoItemFlags)  # a heading, not a conversation
+                font = header.font()
+                font.setBold(True)
+                header.setFont(font)
+                self.list.addItem(header)
+            for r in group:
+                # Plain text: a title is the user's first message, shown as typed.
+                item = QListWidgetItem(r.title or "Untitled")
+                item.setData(ROLE_ID, r.id)
+                item.setToolTip(f"{r.message_count} messages")
+                self.list.addItem(item)
+        if not rows:
+            empty = QListWidgetItem("No matches." if self.search.text().strip()
+                                    else "No conversations yet.")
+            empty.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.list.addItem(empty)
+        self._select_current()
+        self.list.blockSignals(False)
+
+    def _select_current(self) -> None:
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(ROLE_ID) == self._current and self._current is not None:
+                self.list.setCurrentItem(item)
+                return
+        self.list.clearSelection()
+
+    def _on_activated(self, item: QListWidgetItem) -> None:
+        conv_id = item.data(ROLE_ID)
+        if isinstance(conv_id, int) and conv_id != self._current:
+            self._current = conv_id
+            self.open_requested.emit(conv_id)
+
+    def _menu_at(self, pos: QPoint) -> None:
+        item = self.list.itemAt(pos)
+        if item is None or not isinstance(item.data(ROLE_ID), int):
+            return
+        self.list.setCurrentItem(item)
+        row = self._row(item.data(ROLE_ID))
+        menu = QMenu(self)
+        menu.addAction("Rename…", self.rename_selected)
+        menu.addAction("Unpin" if row and row.pinned else "Pin to top", self.toggle_pin_selected)
+        menu.addSeparator()
+        menu.addAction("Export as Markdown…", lambda: self.export_selected("markdown"))
+        menu.addAction("Export as JSON…", lambda: self.export_selected("json"))
+        menu.addSeparator()
+        menu.addAction("Delete…", self.delete_selected)
+        menu.exec(self.list.viewport().mapToGlobal(pos))

@@ -1,0 +1,26 @@
+"""Which models the chat calls base models, and what it suggests searching for."""
+
+from __future__ import annotations
+
+from app.chat.model_kind import base_model_note
+
+
+def test_a_model_without_a_template_is_a_base_model_with_an_instruct_search() -> None:
+    note = base_model_note("Gemma 3 270m", False, {"general.basename": "gemma-3"},
+                           "gemma-3-270m-Q4_K_M.gguf")
+    assert note is not None and "no chat template" in note.text
+    assert note.search == "gemma-3 instruct"
+
+
+def test_names_that_say_base_count_even_with_a_template() -> None:
+    note = base_model_note("Qwen2.5 7B Base", True, {}, "")
+    assert note is not None and "named as a base model" in note.text
+    assert base_model_note("gemma-3-1b-pt", True, {}) is not None
+
+
+def test_instruct_and_chat_models_get_no_note() -> None:
+    assert base_model_note("Qwen2.5 7B Instruct", True, {}) is None
+    assert base_model_note("gemma-3-1b-it", True, {"general.finetune": "it"}) is None
+    assert base_model_note("Llama 3.1 8B", True, {}) is None  # a template, no base in the name
+    # "base" inside another word is not a sign (Database-Coder, Baseline).
+    assert base_model_note("Database-Coder 7B", True, {}) is None
