@@ -33,8 +33,16 @@ def runner_program() -> list[str]:
 def build_launch(model: str, flags: list[str] | None = None,
                  base_env: Mapping[str, str] | None = None,
                  key: str | None = None,
-                 program: Sequence[str] | None = None) -> RunnerLaunch:
-    """The ``serve`` command for ``model`` with extra runner ``flags`` (e.g. from a plan)."""
+                 program: Sequence[str] | None = None,
+                 port: int = 0) -> RunnerLaunch:
+    """The ``serve`` command for ``model`` with extra runner ``flags`` (e.g. from a plan).
+
+    ``port`` 0 lets the system pick a free one (the runner reports it); a fixed port is for
+    other apps on this computer that the user lets use the model. Either way the runner
+    listens on loopback only and the key is new for each start.
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"the runner's port must be 0 (any free port) or 1–65535, not {port!r}")
     key = key or secrets.token_urlsafe(32)
     env = dict(os.environ if base_env is None else base_env)
     env["HEARTH_API_KEY"] = key
@@ -42,6 +50,6 @@ def build_launch(model: str, flags: list[str] | None = None,
     # The program the plan was made for (its RunnerBuild), so the dry run, the devices and
     # the served model all come from one llama.cpp build.
     prog, *pre = program or runner_program()
-    args = [*pre, "serve", "--model", model, "--host", "127.0.0.1", "--port", "0",
+    args = [*pre, "serve", "--model", model, "--host", "127.0.0.1", "--port", str(port),
             "--watch-stdin", *(flags or [])]  # exit when the app closes our stdin or dies
     return RunnerLaunch(program=prog, args=args, env=env, key=key)

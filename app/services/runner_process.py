@@ -55,9 +55,12 @@ class RunnerProcess(QObject):
     failed = Signal(str)  # a sentence for the user
     log_event = Signal(dict)  # each JSON log line from the runner
 
-    def __init__(self, tasks: TaskRunner, parent: QObject | None = None) -> None:
+    def __init__(self, tasks: TaskRunner, parent: QObject | None = None, *, port: int = 0) -> None:
+        """``port``: where the next runner listens (0: any free port; the app settings'
+        ``launch_port``). Changing :attr:`port` takes effect at the next start."""
         super().__init__(parent)
         self._tasks = tasks
+        self.port = port
         self._proc: QProcess | None = None
         self._launch: RunnerLaunch | None = None
         self._client: RunnerClient | None = None
@@ -84,7 +87,7 @@ class RunnerProcess(QObject):
             raise RuntimeError("stop the running model first")
         self._generation += 1
         self.model = model
-        self._launch = launch = build_launch(model, flags, program=program)
+        self._launch = launch = build_launch(model, flags, program=program, port=self.port)
         self._stdout = self._stderr = b""
         self._last_error = ""
         self.last_exit = None

@@ -1,0 +1,385 @@
+"""The Settings dialog: where models live, the Hugging Face token, sharing the loaded model with
+other apps on this computer, the theme, and the log folder.
+
+Every change applies at once and is saved at once (no OK button to forget): the folders go to
+the local-models service (which keeps ``library.json``), the rest is an :class:`AppSettings`
+handed to ``save`` and announced with :attr:`SettingsDialog.changed`, which the window connects
+to whatever must follow (the runner's port). Paths, the URL and the key are shown as plain text.
+Dialogs, the clipboard and opening folders are constructor arguments so tests can answer them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QFontDatabase
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import paths
+from app.library.folders import LibraryFolders, load_folders
+from app.services.protocols import HubLike, LocalModelsLike, RunnerLike
+from app.services.runner_process import RunnerState
+from app.settings import MAX_PORT, MIN_FIXED_PORT, AppSettings, save_settings, valid_port
+from app.ui.common import plain_label, set_text_color, text_color
+
+log = logging.getLogger(__name__)
+
+THEME_CHOICES = (("Follow the system", "system"), ("Light", "light"), ("Dark", "dark"))
+_ERROR_HUE = "#d0342c"
+_SERVING = (RunnerState.LOADING, RunnerState.READY)
+
+
+def _choose_folder(parent: QWidget, caption: str, start: str) -> str:
+    return QFileDialog.getExistingDirectory(parent, caption, start)
+
+
+def _copy(text: str) -> None:
+    QApplication.clipboard().setText(text)
+
+
+def openai_base_url(runner_url: str) -> str:
+    """The base URL an OpenAI client wants: the runner's address with ``/v1``."""
+    return runner_url.rstrip("/") + "/v1" if runner_url else ""
+
+
+class SettingsDialog(QDialog):
+    """The app's settings; each change is applied and saved as it is made."""
+
+    changed = Signal(object)  # AppSettings, after it was saved
+
+    def __init__(self, settings: AppSettings, *, models: LocalModelsLike, hub: HubLike,
+                 runner: RunnerLike, apply_theme: Callable[[str], None],
+                 save: Callable[[AppSettings], None] = save_settings,
+                 folders: Callable[[], LibraryFolders] = load_folders,
+                 open_url: Callable[[QUrl], object] | None = None,
+                 choose_folder: Callable[[QWidget, str, str], str] | None = None,
+                 copy_text: Callable[[str], None] | None = None,
+                 log_folder: Path | None = None,
+                 parent: QWidget | None = None) -> None:
+        """``apply_theme(theme)`` switches the theme (ThemeController.apply); ``save(settings)``
+        writes them (raises OSError); ``folders()`` is the library's folders now (the
+        local-models service's ``folders``). ``choose_folder(parent, caption, start)`` returns a
+        folder or "" (QFileDialog), ``copy_text`` puts text on the clipboard, ``open_url`` opens
+        the log folder (QDesktopServices)."""
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self._settings = settings
+        self._models = models
+        self._hub = hub
+        self._runner = runner
+        self._apply_theme = apply_theme
+        self._save = save
+        self._folders = folders
+        self._open_url = open_url or QDesktopServices.openUrl
+        self._choose_folder = choose_folder or _choose_folder
+        self._copy = copy_text or _copy
+        self._log_folder = log_folder
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self._models_box())
+        layout.addWidget(self._hub_box())
+        layout.addWidget(self._sharing_box())
+        layout.addWidget(self._appearance_box())
+        layout.addWidget(self._logs_box())
+        layout.addStretch(1)  # a taller dialog grows here, not inside the boxes
+        self.message = plain_label()
+        self.message.setObjectName("message")
+        self.message.hide()
+        layout.addWidget(self.message)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+        # Bound methods: Qt disconnects them when the dialog goes; the services stay.
+        models.changed.connect(self._on_models_changed)
+        models.failed.connect(self._on_failed)
+        hub.account.connect(self._on_account)
+        runner.state_changed.connect(self._on_runner_state)
+        self._show_folders()
+        self._show_connection()
+        self.resize(620, 0)
+
+    # ---- public ----------------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> AppSettings:
+        """The settings as they are now (saved)."""
+        return self._settings
+
+    def change_models_dir(self) -> None:
+        folder = self._choose_folder(self, "Where Hearth downloads models",
+                                     str(self._current_folders().models_dir))
+        if folder:
+            self._models.set_models_dir(folder)
+            self._show_folders()
+
+    def add_folder(self) -> None:
+        folder = self._choose_folder(self, "Add a folder of GGUF models", "")
+        if folder:
+            self._models.add_folder(folder)
+            self._show_folders()
+
+    def edit_token(self) -> None:
+        from app.ui.token_dialog import TokenDialog
+
+        dialog = TokenDialog(self._hub, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+
+    def open_log_folder(self) -> None:
+        self._open_url(QUrl.fromLocalFile(str(self._log_dir())))
+
+    # ---- building --------------------------------------------------------------------------------
+
+    def _models_box(self) -> QGroupBox:
+        box = QGroupBox("Models")
+        self.models_dir_label = plain_label(wrap=True)
+        self.models_dir_label.setObjectName("models_dir")
+        self.models_dir_btn = QPushButton("Change…")
+        self.models_dir_btn.setAccessibleName("Change the download folder")
+        self.models_dir_btn.setToolTip("Where Hearth downloads models to (the only folder Hearth "
+                                       "ever deletes from)")
+        self.models_dir_btn.clicked.connect(self.change_models_dir)
+        self.extra_label = plain_label(wrap=True)
+        self.extra_label.setObjectName("extra_folders")
+        self.add_btn = QPushButton("Add folder…")
+        self.add_btn.setAccessibleName("Add a folder of models")
+        self.add_btn.setToolTip("Also list the GGUF models in a folder of your choice")
+        self.add_btn.clicked.connect(self.add_folder)
+        form = QFormLayout(box)
+        form.addRow("Download folder:", _row(self.models_dir_label, self.models_dir_btn))
+        form.addRow("Also listed:", _row(self.extra_label, self.add_btn))
+        form.addRow(plain_label("Models that LM Studio, Ollama, Jan, GPT4All or the Hugging Face "
+                                "cache already have are found without adding their folders.",
+                                muted=True, selectable=False))
+        return box
+
+    def _hub_box(self) -> QGroupBox:
+        box = QGroupBox("Hugging Face")
+        self.token_note = plain_label(self._hub.token_note(), wrap=True)
+        self.token_note.setObjectName("token_note")
+        self.token_btn = QPushButton("Token…")
+        self.token_btn.setAccessibleName("Hugging Face token")
+        self.token_btn.setToolTip("A Hugging Face token for gated models, kept in the system "
+                                  "keyring")
+        self.token_btn.clicked.connect(self.edit_token)
+        layout = QVBoxLayout(box)
+        layout.addWidget(_row(self.token_note, self.token_btn))
+        return box
+
+    def _sharing_box(self) -> QGroupBox:
+        box = QGroupBox("Other apps")
+        self.share_check = QCheckBox("Let other apps on this computer use the loaded model")
+        self.share_check.setToolTip("Any app that speaks the OpenAI API (editors, scripts, chat "
+                                    "front ends) can then send it requests with the key below.")
+        self.share_check.setChecked(self._settings.share_runner)
+        self.share_check.toggled.connect(self._on_share_toggled)
+        self.port_spin = QSpinBox()
+        self.port_spin.setRange(0, MAX_PORT)
+        self.port_spin.setSpecialValueText("Any free port")
+        self.port_spin.setKeyboardTracking(False)  # one change per edit, not per keystroke
+        self.port_spin.setAccessibleName("Port")
+        self.port_spin.setToolTip(f"A fixed port ({MIN_FIXED_PORT}–{MAX_PORT}) keeps the address "
+                                  "the same from one load to the next.")
+        self.port_spin.setValue(self._settings.runner_port)
+        self.port_spin.valueChanged.connect(self._on_port_changed)
+
+        self.url_edit = _readonly_edit("Address (base URL)")
+        self.url_copy = QPushButton("Copy")
+        self.url_copy.setAccessibleName("Copy the address")
+        self.url_copy.clicked.connect(lambda: self._copy_field(self.url_edit, "address"))
+        self.key_edit = _readonly_edit("API key")
+        self.key_copy = QPushButton("Copy")
+        self.key_copy.setAccessibleName("Copy the API key")
+        self.key_copy.clicked.connect(lambda: self._copy_field(self.key_edit, "key"))
+        self.connection = QWidget()
+        conn = QFormLayout(self.connection)
+        conn.setContentsMargins(0, 0, 0, 0)
+        conn.addRow("Base URL:", _row(self.url_edit, self.url_copy))
+        conn.addRow("API key:", _row(self.key_edit, self.key_copy))
+        self.connection_note = plain_label(wrap=True, muted=True, selectable=False)
+        self.connection_note.setObjectName("connection_note")
+
+        form = QFormLayout(box)
+        form.addRow(self.share_check)
+        form.addRow("Port:", _left(self.port_spin))
+        form.addRow(self.connection)
+        form.addRow(self.connection_note)
+        return box
+
+    def _appearance_box(self) -> QGroupBox:
+        box = QGroupBox("Appearance")
+        self.theme_combo = QComboBox()
+        self.theme_combo.setAccessibleName("Theme")
+        for text, key in THEME_CHOICES:
+            self.theme_combo.addItem(text, key)
+        self.theme_combo.setCurrentIndex(
+            next((i for i, (_t, k) in enumerate(THEME_CHOICES) if k == self._settings.theme), 0))
+        self.theme_combo.activated.connect(self._on_theme_chosen)
+        form = QFormLayout(box)
+        form.addRow("Theme:", _left(self.theme_combo))
+        return box
+
+    def _logs_box(self) -> QGroupBox:
+        box = QGroupBox("Logs")
+        self.log_label = plain_label(str(self._log_dir()), wrap=True)
+        self.log_label.setObjectName("log_folder")
+        self.log_btn = QPushButton("Open the log folder")
+        self.log_btn.setToolTip("Hearth's and the model runner's logs: attach them to a bug "
+                                "report")
+        self.log_btn.clicked.connect(self.open_log_folder)
+        layout = QVBoxLayout(box)
+        layout.addWidget(_row(self.log_label, self.log_btn))
+        return box
+
+    # ---- showing ---------------------------------------------------------------------------------
+
+    def _current_folders(self) -> LibraryFolders:
+        return self._folders()
+
+    def _log_dir(self) -> Path:
+        return self._log_folder or paths.log_dir()
+
+    def _show_folders(self) -> None:
+        try:
+            f = self._current_folders()
+        except OSError as exc:  # the default reads library.json
+            self._set_message(f"The library's folders cannot be read: {exc}", error=True)
+            return
+        self.models_dir_label.setText(str(f.models_dir))
+        self.extra_label.setText("\n".join(str(e) for e in f.extra) if f.extra else "None")
+
+    def _show_connection(self) -> None:
+        sharing = self._settings.share_runner
+        self.port_spin.setEnabled(sharing)
+        url = self._runner.url if self._runner.state in _SERVING else ""
+        key = self._runner.key if url else None
+        self.connection.setVisible(sharing and bool(url and key))
+        self.url_edit.setText(openai_base_url(url) if sharing else "")
+        self.key_edit.setText(key or "" if sharing else "")
+        if not sharing:
+            note = ("Only Hearth talks to the model. Turn this on to use it from another app "
+                    "on this computer, such as an editor or a script that speaks the OpenAI API.")
+        elif not url or not key:
+            note = ("Load a model in the chat: its address and key will appear here, to paste "
+                    "into any OpenAI client.")
+        else:
+            note = ("Paste these into any OpenAI client on this computer. The key changes each "
+                    "time a model loads. Only this computer can connect (127.0.0.1).")
+            if url and not url.endswith(f":{self._settings.runner_port}") and \
+                    self._settings.runner_port:
+                note += " The port chosen above applies from the next load."
+            elif not self._settings.runner_port:
+                note += " The port changes too: choose a fixed port to keep the address."
+        self.connection_note.setText(note)
+
+    def _set_message(self, text: str, error: bool = False) -> None:
+        self.message.setText(text)
+        self.message.setVisible(bool(text))
+        set_text_color(self.message, text_color(self.palette(), _ERROR_HUE) if error else None)
+
+    # ---- changes ---------------------------------------------------------------------------------
+
+    def _update(self, **changes: object) -> bool:
+        try:
+            new = self._settings.with_changes(**changes)
+        except ValueError as exc:
+            self._set_message(str(exc), error=True)
+            return False
+        try:
+            self._save(new)
+        except OSError as exc:
+            # Still applied for this run; only remembering it failed.
+            log.warning("settings could not be saved: %s", exc)
+            self._set_message(f"The settings could not be saved ({exc}); they apply until "
+                              "Hearth closes.", error=True)
+        else:
+            self._set_message("")
+        self._settings = new
+        self.changed.emit(new)
+        return True
+
+    def _on_share_toggled(self, on: bool) -> None:
+        self._update(share_runner=on)
+        self._show_connection()
+
+    def _on_port_changed(self, port: int) -> None:
+        if not valid_port(port):
+            self._set_message(f"Ports below {MIN_FIXED_PORT} need administrator rights: choose "
+                              f"{MIN_FIXED_PORT}–{MAX_PORT}, or “Any free port”.", error=True)
+            self.port_spin.blockSignals(True)
+            self.port_spin.setValue(self._settings.runner_port)
+            self.port_spin.blockSignals(False)
+            return
+        self._update(runner_port=port)
+        self._show_connection()
+
+    def _on_theme_chosen(self, index: int) -> None:
+        theme = str(self.theme_combo.itemData(index))
+        self._apply_theme(theme)
+        self._update(theme=theme)
+
+    def _copy_field(self, edit: QLineEdit, what: str) -> None:
+        if edit.text():
+            self._copy(edit.text())
+            self._set_message(f"The {what} is on the clipboard.")
+
+    # ---- service signals -------------------------------------------------------------------------
+
+    def _on_models_changed(self, _rows: object) -> None:
+        self._show_folders()
+
+    def _on_failed(self, sentence: str) -> None:
+        self._set_message(sentence, error=True)
+
+    def _on_account(self, _user: str) -> None:
+        self.token_note.setText(self._hub.token_note())
+
+    def _on_runner_state(self, _state: object) -> None:
+        self._show_connection()
+
+
+def _row(main: QWidget, button: QWidget) -> QWidget:
+    """``main`` taking the room, ``button`` at its right."""
+    row = QWidget()
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(main, 1)
+    layout.addWidget(button)
+    return row
+
+
+def _left(widget: QWidget) -> QWidget:
+    """``widget`` at its natural width, at the left of the row."""
+    row = QWidget()
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(widget)
+    layout.addStretch(1)
+    return row
+
+
+def _readonly_edit(name: str) -> QLineEdit:
+    edit = QLineEdit()
+    edit.setReadOnly(True)
+    edit.setAccessibleName(name)
+    edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    return edit

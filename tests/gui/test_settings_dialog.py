@@ -1,0 +1,203 @@
+"""The Settings dialog (app/ui/settings_dialog.py) on in-memory services: folders, token,
+sharing the model with its URL and key, port, theme, log folder; every change saved at once."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
+
+from app.library.folders import LibraryFolders
+from app.services.runner_process import RunnerState
+from app.settings import AppSettings
+from app.ui.settings_dialog import SettingsDialog, openai_base_url
+from app.ui.token_dialog import TokenDialog
+from tests.gui import model_fakes as mf
+from tests.gui.fakes import FakeRunner
+
+
+class Folders:
+    """The local-models fake plus the folders it would keep (the real service's ``folders``)."""
+
+    def __init__(self, models: mf.FakeLocalModels) -> None:
+        self.value = LibraryFolders(Path("/home/me/models"))
+        models.set_models_dir = self.set_models_dir  # type: ignore[method-assign]
+        models.add_folder = self.add_folder  # type: ignore[method-assign]
+        self.models = models
+
+    def set_models_dir(self, folder: str) -> None:
+        self.models.calls.append(("set_models_dir", folder))
+        kept = self.value.with_extra(self.value.models_dir)
+        self.value = replace(kept, models_dir=Path(folder))
+
+    def add_folder(self, folder: str) -> None:
+        self.models.calls.append(("add_folder", folder))
+        self.value = self.value.with_extra(Path(folder))
+
+    def called(self, name: str) -> list[tuple[Any, ...]]:
+        return [c for c in self.models.calls if c[0] == name]
+
+
+@pytest.fixture
+def env(qtbot: Any, tmp_path: Path) -> Any:
+    e = SimpleNamespace(models=mf.FakeLocalModels(), hub=mf.FakeHub(), runner=FakeRunner(),
+                        saved=[], themes=[], opened=[], copied=[], chosen=[], answer="",
+                        save_error=None)
+    e.folders = Folders(e.models)
+
+    def save(s: AppSettings) -> None:
+        if e.save_error is not None:
+            raise e.save_error
+        e.saved.append(s)
+
+    def choose(_parent: Any, caption: str, start: str) -> str:
+        e.chosen.append((caption, start))
+        return str(e.answer)
+
+    def make(settings: AppSettings | None = None) -> SettingsDialog:
+        d = SettingsDialog(settings or AppSettings(), models=e.models, hub=e.hub, runner=e.runner,
+                           apply_theme=e.themes.append, save=save,
+                           folders=lambda: e.folders.value,
+                           open_url=lambda url: e.opened.append(url.toLocalFile()),
+                           choose_folder=choose, copy_text=e.copied.append,
+                           log_folder=tmp_path / "logs")
+        qtbot.addWidget(d)
+        d.show()
+        e.dialog = d
+        return d
+
+    e.make = make
+    return e
+
+
+def test_folders_are_shown_and_changed_through_the_service(env: Any, qtbot: Any) -> None:
+    d = env.make()
+    assert d.models_dir_label.text() == "/home/me/models"
+    assert d.extra_label.text() == "None"
+    env.answer = "/mnt/big/models"
+    qtbot.mouseClick(d.models_dir_btn, Qt.MouseButton.LeftButton)
+    assert env.folders.called("set_models_dir") == [("set_models_dir", "/mnt/big/models")]
+    assert env.chosen[-1] == ("Where Hearth downloads models", "/home/me/models")
+    assert d.models_dir_label.text() == "/mnt/big/models"
+    assert d.extra_label.text() == "/home/me/models"  # the old folder stays listed
+    env.answer = "/srv/<b>gguf</b>"
+    qtbot.mouseClick(d.add_btn, Qt.MouseButton.LeftButton)
+    assert env.folders.called("add_folder") == [("add_folder", "/srv/<b>gguf</b>")]
+    assert d.extra_label.text().splitlines() == ["/home/me/models", "/srv/<b>gguf</b>"]
+    assert d.extra_label.textFormat() == Qt.TextFormat.PlainText  # a path is never markup
+    env.answer = ""  # the chooser was cancelled
+    qtbot.mouseClick(d.add_btn, Qt.MouseButton.LeftButton)
+    assert len(env.folders.called("add_folder")) == 1
+    assert env.saved == []  # folders are the library's, not the app settings'
+
+
+def test_a_rescan_shows_the_folders_again(env: Any) -> None:
+    d = env.make()
+    env.folders.value = LibraryFolders(Path("/elsewhere"), (Path("/x"),))
+    env.models.set_rows([])
+    assert d.models_dir_label.text() == "/elsewhere" and d.extra_label.text() == "/x"
+
+
+def test_the_token_button_opens_the_token_dialog(env: Any, qtbot: Any) -> None:
+    d = env.make()
+    assert d.token_note.text() == "No token."
+    qtbot.mouseClick(d.token_btn, Qt.MouseButton.LeftButton)
+    dialogs = [w for w in d.findChildren(TokenDialog) if w.isVisible()]
+    assert len(dialogs) == 1
+    env.hub.token_note = lambda: "A token is saved in the system keyring."
+    env.hub.account.emit("someone")
+    assert d.token_note.text() == "A token is saved in the system keyring."
+
+
+def test_sharing_shows_the_url_and_key_of_the_running_model(env: Any, qtbot: Any) -> None:
+    d = env.make()
+    assert not d.share_check.isChecked()
+    assert not d.port_spin.isEnabled()
+    assert not d.connection.isVisible()
+    assert "Only Hearth" in d.connection_note.text()
+    d.share_check.setChecked(True)
+    assert env.saved[-1].share_runner is True and d.settings.share_runner
+    assert d.port_spin.isEnabled()
+    assert not d.connection.isVisible()  # nothing loaded yet
+    assert "Load a model" in d.connection_note.text()
+    env.runner.become(RunnerState.READY)
+    assert d.connection.isVisible()
+    assert d.url_edit.text() == "http://127.0.0.1:9/v1"
+    assert d.key_edit.text() == "fake-key"
+    assert d.url_edit.isReadOnly() and d.key_edit.isReadOnly()
+    assert "key changes each time a model loads" in d.connection_note.text()
+    qtbot.mouseClick(d.url_copy, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(d.key_copy, Qt.MouseButton.LeftButton)
+    assert env.copied == ["http://127.0.0.1:9/v1", "fake-key"]
+    env.runner.become(RunnerState.STOPPED)
+    assert not d.connection.isVisible() and d.key_edit.text() == ""
+    env.runner.become(RunnerState.READY)
+    d.share_check.setChecked(False)
+    assert not d.connection.isVisible() and d.key_edit.text() == ""  # the key is not left shown
+    assert env.saved[-1].share_runner is False
+
+
+def test_the_port_is_saved_and_low_ports_are_refused(env: Any, qtbot: Any) -> None:
+    changed: list[AppSettings] = []
+    d = env.make(AppSettings(share_runner=True))
+    d.changed.connect(changed.append)
+    assert d.port_spin.text() == "Any free port"
+    d.port_spin.setValue(8765)
+    assert env.saved[-1].runner_port == 8765 and env.saved[-1].launch_port == 8765
+    assert changed[-1] == env.saved[-1]
+    d.port_spin.setValue(80)
+    assert "administrator" in d.message.text() and d.message.isVisible()
+    assert d.port_spin.value() == 8765  # put back
+    assert env.saved[-1].runner_port == 8765 and len(env.saved) == 1
+    env.runner.become(RunnerState.READY)  # started before the port was chosen: :9
+    assert "from the next load" in d.connection_note.text()
+
+
+def test_the_theme_applies_at_once_and_is_saved(env: Any, qtbot: Any) -> None:
+    d = env.make(AppSettings(theme="light"))
+    assert d.theme_combo.currentData() == "light"
+    d.theme_combo.setCurrentIndex(d.theme_combo.findData("dark"))
+    d.theme_combo.activated.emit(d.theme_combo.currentIndex())
+    assert env.themes == ["dark"]
+    assert env.saved[-1].theme == "dark"
+
+
+def test_a_failed_save_still_applies_and_says_so(env: Any) -> None:
+    env.save_error = OSError(28, "No space left on device")
+    d = env.make()
+    d.share_check.setChecked(True)
+    assert d.settings.share_runner
+    assert "could not be saved" in d.message.text() and "No space left" in d.message.text()
+
+
+def test_the_log_folder_opens(env: Any, qtbot: Any, tmp_path: Path) -> None:
+    d = env.make()
+    assert d.log_label.text() == str(tmp_path / "logs")
+    qtbot.mouseClick(d.log_btn, Qt.MouseButton.LeftButton)
+    assert env.opened == [str(tmp_path / "logs")]
+
+
+def test_service_failures_are_shown_as_plain_text(env: Any) -> None:
+    d = env.make()
+    env.models.failed.emit("Could not remember the folder <i>x</i>: denied")
+    assert d.message.text() == "Could not remember the folder <i>x</i>: denied"
+    labels = [w for w in d.findChildren(QLabel) if w.objectName() in
+              ("message", "models_dir", "extra_folders", "token_note", "log_folder",
+               "connection_note")]
+    assert len(labels) == 6
+    assert all(w.textFormat() == Qt.TextFormat.PlainText for w in labels)
+
+
+def test_openai_base_url() -> None:
+    assert openai_base_url("http://127.0.0.1:8080") == "http://127.0.0.1:8080/v1"
+    assert openai_base_url("http://127.0.0.1:8080/") == "http://127.0.0.1:8080/v1"
+    assert openai_base_url("") == ""
