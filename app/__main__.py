@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from app.services.runner_process import RunnerProcess
     from app.services.storage import ConversationService, ModelLibraryService, StoreService
     from app.services.tasks import TaskRunner
+    from app.settings import AppSettings
     from app.ui.main_window import MainWindow
 
 log = logging.getLogger("app")
@@ -100,8 +101,21 @@ def run_gui(model: str | None = None, load: bool = False) -> int:
     app = QApplication(sys.argv[:1])
     app.setApplicationName("Hearth")
     app.setOrganizationName("Hearth")
-    gui = compose(app)
+    from PySide6.QtCore import QByteArray
+
+    from app.settings import load_settings, save_settings
+    from app.ui.icon import app_icon
+    from app.ui.theme import ThemeController
+
+    settings = load_settings()
+    app.setWindowIcon(app_icon())
+    theme = ThemeController(app)
+    theme.apply(settings.theme)  # before the first widget: no flash of the wrong palette
+    gui = compose(app, settings=settings, apply_theme=theme.apply,
+                  show_welcome=not settings.first_run_done)
     window = gui.window
+    if settings.window_geometry:
+        window.restoreGeometry(QByteArray(settings.window_geometry))
 
     def show_error(text: str) -> None:
         QMessageBox.critical(window, "Hearth: unexpected error",
@@ -116,6 +130,11 @@ def run_gui(model: str | None = None, load: bool = False) -> int:
     try:
         return int(app.exec())
     finally:
+        try:  # the window comes back where the user left it
+            save_settings(gui.settings().with_changes(
+                window_geometry=bytes(window.saveGeometry().data())))
+        except OSError as exc:
+            log.warning("could not save the window's size and place: %s", exc)
         gui.close()
 
 
@@ -138,6 +157,7 @@ class Gui:
     local: LocalModelsService
     downloads: DownloadManager
     hub_client: _Shared[Any]
+    settings: Callable[[], AppSettings]  # the app settings now (the dialog changes them)
 
     def close(self) -> None:
         """After the window closed: stop transfers (their partial files stay), cancel long
@@ -187,8 +207,16 @@ class _Shared(Generic[T]):
 
 def compose(parent: QObject, *, store_path: Path | None = None,
             runner_flags: list[str] | None = None,
-            chat_params: dict[str, Any] | None = None) -> Gui:
-    """Create every service, hand them to the widgets, wire them: the one place that does."""
+            chat_params: dict[str, Any] | None = None,
+            settings: AppSettings | None = None,
+            apply_theme: Callable[[str], None] | None = None,
+            show_welcome: bool = False) -> Gui:
+    """Create every service, hand them to the widgets, wire them: the one place that does.
+
+    ``settings``: the app settings (None: read from disk); ``apply_theme``: the theme
+    controller's apply (None: the Settings dialog cannot change the theme, e.g. in tests);
+    ``show_welcome``: the first-run page comes first (only the real first start asks for it).
+    """
     from app.hardware import detect_hardware
     from app.hardware.cli import runner_devices
     from app.services.chat_session import ChatSession
@@ -201,6 +229,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     from app.services.runner_process import RunnerProcess
     from app.services.storage import ConversationService, ModelLibraryService, StoreService
     from app.services.tasks import TaskRunner
+    from app.settings import load_settings
     from app.storage.db import StoreThread, open_database
     from app.ui.discover import DiscoverTab
     from app.ui.downloads_view import DownloadsView
@@ -208,15 +237,21 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     from app.ui.library_view import LibraryView
     from app.ui.main_window import MainWindow
 
+    current = [settings or load_settings()]  # replaced whenever the dialog saves a change
     tasks = TaskRunner(parent, name="tasks")
     polls = TaskRunner(parent, max_threads=1, name="polls")
     store = StoreService(StoreThread(lambda: open_database(store_path)), parent)
     conversations = ConversationService(store, parent)
     library = ModelLibraryService(store, parent)
-    runner = RunnerProcess(polls, parent)
+    runner = RunnerProcess(polls, parent, port=current[0].launch_port)
     hardware = HardwareService(tasks, detect_hardware, runner_devices=runner_devices,
                                parent=parent)
-    loader = ModelLoader(runner, tasks, cached_hardware=lambda: hardware.report, parent=parent)
+    from app.services.tuning import TuningService
+
+    tuning = TuningService(tasks, store, cached_hardware=lambda: hardware.report, parent=parent)
+    loader = ModelLoader(runner, tasks, cached_hardware=lambda: hardware.report,
+                         pins_for=tuning.saved_pins, parent=parent)
+    tuning.wishes = loader.wishes  # the panel plans the way the load will
     streamer = ChatStreamer(parent)
     session = ChatSession(streamer, conversations, params=chat_params, parent=parent)
     # Getting models: the Hub (one shared client; its token is read when it is made), the
@@ -266,10 +301,83 @@ def compose(parent: QObject, *, store_path: Path | None = None,
         window.tabs.setCurrentWidget(discover)
 
     window.find_instruct.connect(find_instruct)
+
+    import os
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QDialog, QVBoxLayout
+
+    def open_settings() -> None:
+        from app.ui.settings_dialog import SettingsDialog
+
+        dialog = SettingsDialog(current[0], models=local, hub=hub, runner=runner,
+                                apply_theme=apply_theme or (lambda _theme: None),
+                                folders=lambda: local.folders, parent=window)
+
+        def changed(s: AppSettings) -> None:
+            current[0] = s
+            runner.port = s.launch_port  # from the next load on
+
+        dialog.changed.connect(changed)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+
+    window.settings_requested.connect(open_settings)
+
+    def open_offload(path: str) -> None:
+        from app.ui.offload_panel import OffloadPanel
+
+        dialog = QDialog(window)
+        dialog.setWindowTitle(f"Offload settings: {os.path.basename(path)}")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        panel = OffloadPanel(tuning, dialog)
+        QVBoxLayout(dialog).addWidget(panel)
+        # Apply reloads with the pins and the dialog stays: the load's measured memory then
+        # appears beside the prediction.
+        panel.apply_requested.connect(window.load_with)
+
+        def measured(found: object) -> None:
+            panel.show_measured(found, loader.path)  # type: ignore[arg-type]
+
+        loader.measured.connect(measured)
+        dialog.finished.connect(lambda _result: loader.measured.disconnect(measured))
+        panel.open_model(path)
+        dialog.resize(760, 720)
+        dialog.open()
+
+    window.set_offload_panel(open_offload)
+    if show_welcome:
+        from app.settings import save_settings
+        from app.ui.welcome import WelcomePage
+
+        welcome = WelcomePage(hub, downloads, hardware)
+
+        def welcome_done() -> None:
+            current[0] = current[0].with_changes(first_run_done=True)
+            try:
+                save_settings(current[0])
+            except OSError as exc:  # the page comes back next time; nothing else is lost
+                log.warning("could not save the settings: %s", exc)
+            window.close_welcome()
+
+        def chat_with(path: str) -> None:
+            welcome_done()
+            window.use_model(path)
+            window.load_selected()
+
+        def browse(repo_id: str) -> None:
+            welcome_done()
+            discover.open_repo(repo_id)
+            window.tabs.setCurrentWidget(discover)
+
+        welcome.done.connect(welcome_done)
+        welcome.chat_requested.connect(chat_with)
+        welcome.browse_requested.connect(browse)
+        window.show_welcome(welcome)
     downloads.start()
     local.rescan()
     return Gui(tasks, polls, store, conversations, library, runner, hardware, loader, streamer,
-               session, window, hub, local, downloads, hub_client)
+               session, window, hub, local, downloads, hub_client, lambda: current[0])
 
 
 if __name__ == "__main__":

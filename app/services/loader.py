@@ -9,6 +9,7 @@ the window kills the dry run instead of waiting up to a minute for it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from enum import Enum
@@ -24,10 +25,11 @@ from app.loading.ladder import LoadLadder, classify_failure, uses_gpu
 from app.loading.measure import record_load
 from app.loading.prepare import Prepared, Probe, prepare_load
 from app.loading.text import does_not_fit_text, gave_up_text
+from app.loading.tuning import merge_pins
 from app.planner.corrections import CorrectionStore
 from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan
-from app.planner.types import PlannerError, Wishes
+from app.planner.types import Pins, PlannerError, Wishes
 from app.runner_client import RunnerClient
 from app.runner_client.build import BuildCache, RunnerBuild, detect_runner_build
 from app.services.runner_process import RunnerProcess, RunnerState
@@ -67,6 +69,19 @@ def _default_build(token: CancelToken) -> RunnerBuild:
     return detect_runner_build(token=token, cache=BuildCache())
 
 
+# The offload panel's saved pins for a model on a machine (TuningService.saved_pins); called on
+# the planning thread, None when the user pinned nothing.
+PinsLookup = Callable[[str, "HardwareReport"], Pins | None]
+
+
+def _saved_pins(pins_for: PinsLookup, path: str, report: HardwareReport) -> Pins | None:
+    try:
+        return pins_for(path, report)
+    except Exception:  # unreadable saved settings must not stop the load: plan automatically
+        log.warning("could not read the saved settings of %s", path, exc_info=True)
+        return None
+
+
 class ModelLoader(QObject):
     planned = Signal(object)  # LaunchPlan: about to start the runner with it
     retrying = Signal(str)  # a fallback step's reason; the retry starts next
@@ -83,6 +98,7 @@ class ModelLoader(QObject):
                  store: CorrectionStore | None = None,
                  find_build: Callable[[CancelToken], RunnerBuild] = _default_build,
                  probe: Probe | None = run_probe,
+                 pins_for: PinsLookup | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.runner = runner
@@ -93,6 +109,7 @@ class ModelLoader(QObject):
         self._store = store
         self._find_build = find_build
         self._probe = probe
+        self._pins_for = pins_for
         self._job: CancelToken | None = None  # the plan being made
         self._report: HardwareReport | None = None
         self._generation = 0  # bumps on every load, restart and cancel: stale results drop
@@ -129,8 +146,12 @@ class ModelLoader(QObject):
     def steps(self) -> list[str]:
         return list(self.ladder.steps) if self.ladder is not None else []
 
-    def load(self, path: str, flags: list[str] | None = None) -> bool:
-        """Plan ``path`` off the GUI thread, then start it. False when a load is under way."""
+    def load(self, path: str, flags: list[str] | None = None, pins: Pins | None = None) -> bool:
+        """Plan ``path`` off the GUI thread, then start it. False when a load is under way.
+
+        ``pins``: the settings the user fixed for this load (the offload panel's Apply), on top
+        of ``self.wishes``; None: the pins saved for this model on this machine, if any.
+        """
         if self.busy or self.runner.state not in (RunnerState.STOPPED, RunnerState.FAILED):
             return False
         self._generation += 1
@@ -143,10 +164,22 @@ class ModelLoader(QObject):
         cached = cached or self._report
         store_in, find_build = self._store, self._find_build
         detect, probe, wishes = self._detect, self._probe, self.wishes
+        pins_for = self._pins_for
 
         def work(token: CancelToken) -> Prepared:
             build = find_build(token)
-            return prepare_load(path, cached=cached, detect=detect, wishes=wishes,
+            chosen, detect_once = pins, detect
+            if chosen is None and pins_for is not None:
+                # The saved pins are per machine, which the report names: detected here when
+                # there is none yet, and handed to prepare_load so that it is detected once.
+                report = cached
+                if report is None:
+                    found = report = detect()
+                    detect_once = lambda: found  # noqa: E731
+                chosen = _saved_pins(pins_for, path, report)
+            use = wishes if chosen is None else \
+                dataclasses.replace(wishes, pins=merge_pins(wishes.pins, chosen))
+            return prepare_load(path, cached=cached, detect=detect_once, wishes=use,
                                 store=_store(store_in), build=build, probe=probe, token=token)
 
         self._job = self._tasks.start_job(

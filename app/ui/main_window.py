@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStackedWidget,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
@@ -75,6 +76,7 @@ class _Input(QPlainTextEdit):
 
 class MainWindow(QMainWindow):
     find_instruct = Signal(str)  # a search for the Discover tab (a base model's instruct version)
+    settings_requested = Signal()  # the Settings button (the composition root opens the dialog)
 
     def __init__(self, runner: RunnerLike, loader: LoaderLike, session: ChatSession,
                  library: LibraryLike, *, hardware_panel: QWidget | None = None,
@@ -91,6 +93,8 @@ class MainWindow(QMainWindow):
         self.conversations = conversations
         self.runner_flags = list(runner_flags or [])
         self._switch_to: str | None = None  # a model to load once the current one has stopped
+        self._switch_pins: Any = None  # Pins for the next load (the offload panel's Apply)
+        self._switch_pins_pending: Any = None
         self._editing: Message | None = None  # the question being edited (Edit and resend)
         self.setWindowTitle("Hearth")
         self.resize(1100, 720)
@@ -167,6 +171,7 @@ class MainWindow(QMainWindow):
         top.addWidget(self.unload_btn)
         top.addWidget(self.progress)
         top.addWidget(self.settings_btn)
+        self._top = top
 
         # --- chat ---
         self.chat = ChatView()
@@ -212,7 +217,7 @@ class MainWindow(QMainWindow):
         self.chat_settings = ChatSettingsPanel()
         self.chat_settings.changed.connect(self._on_chat_settings)
         self.chat_settings.hide()
-        self.settings_btn.toggled.connect(self.chat_settings.setVisible)
+        self.settings_btn.toggled.connect(self._toggle_chat_settings)
         self.sidebar: ConversationsSidebar | None = None
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         if conversations is not None:
@@ -238,7 +243,16 @@ class MainWindow(QMainWindow):
         self.hardware_panel = hardware_panel
         if hardware_panel is not None:
             self.tabs.addTab(hardware_panel, "Hardware")
-        self.setCentralWidget(self.tabs)
+        self.prefs_btn = QToolButton()
+        self.prefs_btn.setText("Settings")
+        self.prefs_btn.setAutoRaise(True)
+        self.prefs_btn.setToolTip("Models folders, Hugging Face token, sharing, theme (Ctrl+,)")
+        self.prefs_btn.clicked.connect(self.settings_requested.emit)
+        self.tabs.setCornerWidget(self.prefs_btn, Qt.Corner.TopRightCorner)
+        # The tabs, or the first-run page in front of them until the user is done with it.
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.tabs)
+        self.setCentralWidget(self.pages)
         self._shortcuts()
 
         runner.state_changed.connect(self._on_runner_state)
@@ -266,7 +280,45 @@ class MainWindow(QMainWindow):
         self._on_runner_state(runner.state)
         self._show_chat_settings()
 
+    def show_welcome(self, page: QWidget) -> None:
+        """The first-run page, in front of the tabs until :meth:`close_welcome`."""
+        self.pages.addWidget(page)
+        self.pages.setCurrentWidget(page)
+
+    def close_welcome(self) -> None:
+        page = self.pages.currentWidget()
+        self.pages.setCurrentWidget(self.tabs)
+        if page is not None and page is not self.tabs:
+            self.pages.removeWidget(page)
+            page.deleteLater()
+
+    def _toggle_chat_settings(self, shown: bool) -> None:
+        self.chat_settings.setVisible(shown)
+        sizes = self.splitter.sizes()
+        if shown and sizes[-1] < 200:  # a drawer closed to nothing: give it room from the chat
+            room = min(340, max(0, sizes[-2] - 400))
+            self.splitter.setSizes([*sizes[:-2], sizes[-2] - room, room])
+
+    def set_offload_panel(self, open_panel: Any) -> None:
+        """Offer "Offload…" beside the picker: ``open_panel(path)`` shows the settings panel
+        for the selected model (the composition root owns the panel and its service)."""
+        self.offload_btn = QToolButton()
+        self.offload_btn.setText("Offload…")
+        self.offload_btn.setToolTip("GPU layers, context, batch, threads, KV cache for this "
+                                    "model on this computer, with the memory each takes")
+        self.offload_btn.clicked.connect(
+            lambda: open_panel(self.selected_model()) if self.selected_model() else None)
+        self._top.insertWidget(self._top.indexOf(self.settings_btn), self.offload_btn)
+
+    def load_with(self, path: str, pins: Any) -> None:
+        """Load ``path`` with settings the user fixed (the offload panel's Apply); a model
+        loaded now is unloaded first."""
+        self._switch_pins = pins
+        self._fill_picker(self.library.use(path), select=path)
+        self.load_selected()
+
     def _shortcuts(self) -> None:
+        QShortcut(QKeySequence("Ctrl+,"), self, self.settings_requested.emit)
         QShortcut(QKeySequence.StandardKey.New, self, self.new_conversation)
         QShortcut(QKeySequence("Ctrl+K"), self, self._focus_search)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self._escape)
@@ -369,11 +421,13 @@ class MainWindow(QMainWindow):
             if self.runner.model == path and self.runner.state == RunnerState.READY:
                 return
             self._switch_to = path
+            self._switch_pins_pending = self._switch_pins
             self.session.stop()
             self.runner.stop()
             self._set_status(f"Unloading {os.path.basename(self.runner.model)} first…")
             return
-        if not self.loader.load(path, self.runner_flags):
+        pins, self._switch_pins = self._switch_pins, None
+        if not self.loader.load(path, self.runner_flags, pins=pins):
             return
         self.session.transcript.model = path
         if self.conversations is not None:
@@ -482,6 +536,7 @@ class MainWindow(QMainWindow):
         self._update_buttons()
         if state in (RunnerState.STOPPED, RunnerState.FAILED) and self._switch_to:
             path, self._switch_to = self._switch_to, None
+            self._switch_pins = self._switch_pins_pending
             self._fill_picker(self.library.use(path), select=path)
             self.load_selected()
 

@@ -95,7 +95,7 @@ class FakeLoader(QObject):
     def busy(self) -> bool:
         return self.planning
 
-    def load(self, path: str, flags: list[str] | None = None) -> bool:
+    def load(self, path: str, flags: list[str] | None = None, pins: Any = None) -> bool:
         if self.planning:
             return False
         self.path = path
