@@ -58,6 +58,9 @@ class Chunk:
 
     markdown: str
     code_blocks: int  # fenced code blocks it starts (numbers the Copy links)
+    # Cut inside a paragraph (one long line): the next chunk, or the tail, goes on in the same
+    # paragraph instead of starting a block of its own.
+    open_paragraph: bool = False
 
 
 class StreamSplitter:
@@ -67,19 +70,25 @@ class StreamSplitter:
         self.done = 0  # characters of the answer in finished chunks
         self._fence = ""  # the opening line of a fence left open at ``done`` ("" if none)
         self.code_blocks = 0  # fences opened in finished chunks
+        self.open_paragraph = False  # the last chunk ended inside a paragraph
 
     def advance(self, answer: str) -> list[Chunk]:
         """The chunks that became finished since the last call (often none)."""
         out: list[Chunk] = []
-        while (found := _walk(answer, self.done, self._fence)) is not None:
+        while True:
+            found = _walk(answer, self.done, self._fence)
+            inline = False
+            if found is None and not self._fence:
+                found, inline = _inline_cut(answer, self.done), True
+            if found is None:
+                return out
             cut, fence, opened = found
             markdown = self._reopen() + answer[self.done:cut]
             if fence:  # cut inside a code block: close it here, reopen it in the tail
                 markdown = markdown.rstrip("\n") + "\n" + _FENCE.match(fence).group(1) + "\n"  # type: ignore[union-attr]
-            out.append(Chunk(markdown, opened))
+            out.append(Chunk(markdown, opened, inline))
             self.code_blocks += opened
-            self.done, self._fence = cut, fence
-        return out
+            self.done, self._fence, self.open_paragraph = cut, fence, inline
 
     def tail(self, answer: str) -> str:
         """The unfinished rest, as Markdown that renders on its own."""
@@ -87,6 +96,27 @@ class StreamSplitter:
 
     def _reopen(self) -> str:
         return self._fence + "\n" if self._fence else ""
+
+
+def _inline_cut(answer: str, start: int) -> tuple[int, str, int] | None:
+    """A cut after a space inside one long last line (a reply that is one paragraph), so that
+    its tail stays short too; None while the line is short, in a table or a heading."""
+    line_start = answer.rfind("\n", start) + 1
+    line = answer[line_start:]
+    if line_start < start:
+        line_start, line = start, answer[start:]
+    if len(line) <= FORCE_CUT_CHARS or line.lstrip().startswith(("|", "#", "`", "~")):
+        return None
+    # A sentence end reads best; else any space. Backticks must be balanced: a cut inside
+    # inline code would show its source until the reply ends.
+    limit = line_start + len(line) - 1
+    for mark in (". ", " "):
+        at = answer.rfind(mark, line_start, limit)
+        while at > line_start and answer[line_start:at].count("`") % 2:
+            at = answer.rfind(mark, line_start, at)
+        if at > line_start:
+            return at + len(mark), "", 0
+    return None
 
 
 def _walk(answer: str, start: int, fence: str) -> tuple[int, str, int] | None:

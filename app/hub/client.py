@@ -18,29 +18,17 @@ Every failure leaves as an :mod:`app.hub.types` error whose text says what to do
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2
-from huggingface_hub import HfApi, hf_hub_url
-from huggingface_hub.errors import (
-    EntryNotFoundError as HfEntryNotFoundError,
-)
-from huggingface_hub.errors import (
-    GatedRepoError,
-    HfHubHTTPError,
-    HFValidationError,
-    OfflineModeIsEnabled,
-    RepositoryNotFoundError,
-    RevisionNotFoundError,
-)
-from huggingface_hub.hf_api import ModelInfo as HfModelInfo
-from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
 from app.hub.names import group_files, safe_relative_path
 from app.hub.types import (
@@ -54,6 +42,25 @@ from app.hub.types import (
     RepoSummary,
 )
 from app.jobs import CancelledError, CancelToken
+
+
+@functools.cache
+def _hf() -> Any:
+    """huggingface_hub, imported on first use: it takes a third of a second, and the window
+    must show before anyone searches the Hub."""
+    import huggingface_hub
+    from huggingface_hub import errors, hf_api, utils
+
+    return SimpleNamespace(
+        HfApi=huggingface_hub.HfApi, hf_hub_url=huggingface_hub.hf_hub_url,
+        HfEntryNotFoundError=errors.EntryNotFoundError, GatedRepoError=errors.GatedRepoError,
+        HfHubHTTPError=errors.HfHubHTTPError, HFValidationError=errors.HFValidationError,
+        OfflineModeIsEnabled=errors.OfflineModeIsEnabled,
+        RepositoryNotFoundError=errors.RepositoryNotFoundError,
+        RevisionNotFoundError=errors.RevisionNotFoundError, HfModelInfo=hf_api.ModelInfo,
+        build_hf_headers=utils.build_hf_headers, get_session=utils.get_session,
+        hf_raise_for_status=utils.hf_raise_for_status)
+
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 SORTS = {"trending": "trendingScore", "downloads": "downloads", "likes": "likes",
@@ -114,7 +121,7 @@ class HubClient:
         self.endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
         self.token = token or None
         self.timeout = timeout
-        self._api = HfApi(endpoint=self.endpoint, token=self.token or False, library_name=USER_AGENT)
+        self._api = _hf().HfApi(endpoint=self.endpoint, token=self.token or False, library_name=USER_AGENT)
         # trust_env (the default) picks up HTTP(S)_PROXY / NO_PROXY like huggingface_hub does.
         self._http = httpx2.Client(timeout=timeout, follow_redirects=True)
 
@@ -177,11 +184,11 @@ class HubClient:
         """The download address of ``path`` (refused by names.safe_relative_path if unsafe)."""
         safe_relative_path(path)
         self._check_repo_id(repo_id)
-        return hf_hub_url(repo_id, path, revision=revision, endpoint=self.endpoint)
+        return _hf().hf_hub_url(repo_id, path, revision=revision, endpoint=self.endpoint)
 
     def request_headers(self) -> dict[str, str]:
         """Headers for a download request: the user agent and, with a token, Authorization."""
-        headers = build_hf_headers(token=self.token or False, library_name=USER_AGENT,
+        headers = _hf().build_hf_headers(token=self.token or False, library_name=USER_AGENT,
                                    library_version=_version())
         headers["Accept-Encoding"] = "identity"  # sizes and ranges must be of the real bytes
         return headers
@@ -203,7 +210,7 @@ class HubClient:
         with self._errors(repo_id, path), self._http.stream("GET", url, headers=headers) as resp:
             if resp.status_code >= 400:
                 resp.read()
-                hf_raise_for_status(resp)
+                _hf().hf_raise_for_status(resp)
             if resp.status_code == 206:
                 first = _content_range_start(resp.headers.get("Content-Range"))
                 if first != start:
@@ -252,18 +259,18 @@ class HubClient:
     def _get(self, url: str, params: dict[str, Any] | None, repo_id: str | None,
              path: str | None = None) -> httpx2.Response:
         self._check_offline()
-        headers = build_hf_headers(token=self.token or False, library_name=USER_AGENT,
+        headers = _hf().build_hf_headers(token=self.token or False, library_name=USER_AGENT,
                                    library_version=_version())
         with self._errors(repo_id, path):
-            resp = get_session().get(url, params=params, headers=headers, timeout=self.timeout)
-            hf_raise_for_status(resp)
+            resp = _hf().get_session().get(url, params=params, headers=headers, timeout=self.timeout)
+            _hf().hf_raise_for_status(resp)
         return resp
 
     def _get_json(self, url: str, params: dict[str, Any] | None, repo_id: str | None) -> Any:
         return _json(self._get(url, params, repo_id))
 
     def _card(self, repo_id: str, commit: str) -> str:
-        url = hf_hub_url(repo_id, "README.md", revision=commit, endpoint=self.endpoint)
+        url = _hf().hf_hub_url(repo_id, "README.md", revision=commit, endpoint=self.endpoint)
         try:
             resp = self._get(url, None, repo_id, "README.md")
         except (EntryNotFoundError, AuthError):
@@ -316,29 +323,29 @@ class HubClient:
     def _map(self, exc: Exception, repo_id: str | None, path: str | None) -> HubError | None:
         what = repo_id or "Hugging Face"
         page = f"{self.endpoint}/{repo_id}" if repo_id else self.endpoint
-        if isinstance(exc, OfflineModeIsEnabled):
+        if isinstance(exc, _hf().OfflineModeIsEnabled):
             return HubUnreachableError(
                 "Hearth is in offline mode (HF_HUB_OFFLINE was set when it started), so it does not "
                 "contact Hugging Face. Restart without HF_HUB_OFFLINE to browse and download.")
-        if isinstance(exc, HfHubHTTPError):
+        if isinstance(exc, _hf().HfHubHTTPError):
             status = exc.response.status_code if exc.response is not None else 0
             message = (exc.response.headers.get("X-Error-Message", "") if exc.response is not None
                        else "")
-            if isinstance(exc, GatedRepoError) or (status in (401, 403) and "gated" in message.lower()):
+            if isinstance(exc, _hf().GatedRepoError) or (status in (401, 403) and "gated" in message.lower()):
                 return self._gated(status, repo_id, page)
             if status == 401 and self.token:
                 return AuthError("Hugging Face refused the token: it is wrong or has expired. Create a "
                                  "new one and save it with Token… on the Discover tab (or run "
                                  "`hearth login`).", "invalid",
                                  f"{self.endpoint}/settings/tokens")
-            if isinstance(exc, RevisionNotFoundError):
+            if isinstance(exc, _hf().RevisionNotFoundError):
                 return RepoNotFoundError(f"{what} no longer has the version Hearth asked for. Open the "
                                          "model again to see its current files.")
-            if isinstance(exc, RepositoryNotFoundError):
+            if isinstance(exc, _hf().RepositoryNotFoundError):
                 hint = "" if self.token else " If it is private, add a token with Token… on the Discover tab."
                 return RepoNotFoundError(f"There is no model {what} on Hugging Face (or it is private)."
                                          f" Check the name.{hint}")
-            if isinstance(exc, HfEntryNotFoundError):
+            if isinstance(exc, _hf().HfEntryNotFoundError):
                 return EntryNotFoundError(f"{path or 'The file'} is not in {what} any more. Open the "
                                           "model again to see its current files.")
             if status == 429:
@@ -352,7 +359,7 @@ class HubClient:
                                  "may read it, with Token… on the Discover tab.", "invalid", page)
             return HubError(f"Hugging Face answered {status} for {path or what}. Press Retry; if it "
                             "keeps happening, the Hub may have changed.")
-        if isinstance(exc, HFValidationError):
+        if isinstance(exc, _hf().HFValidationError):
             return RepoNotFoundError(f"{what!r} is not a Hugging Face model name; it should look like "
                                      "owner/model-name.")
         if isinstance(exc, httpx2.TransportError):
@@ -413,7 +420,7 @@ def _summary(item: dict[str, Any]) -> RepoSummary | None:
     try:
         if "siblings" not in item:
             item = {**item, "siblings": None}
-        info = HfModelInfo(**item)
+        info = _hf().HfModelInfo(**item)
     except (KeyError, TypeError, ValueError):
         return None  # one odd entry does not spoil the page
     repo_id = info.id

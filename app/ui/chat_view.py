@@ -132,6 +132,8 @@ class ChatView(QTextBrowser):
         self._name_format.setTopMargin(MESSAGE_GAP_PX)
         self._name_format.setBottomMargin(NAME_GAP_PX)
         self._plain_format = QTextBlockFormat()
+        self._follow_format = QTextBlockFormat()
+        self._follow_format.setTopMargin(0)
 
         self.setOpenLinks(False)  # links go through _on_anchor, never through the browser's own
         self.setOpenExternalLinks(False)
@@ -293,19 +295,27 @@ class ChatView(QTextBrowser):
 
     def _update_answer(self, cur: QTextCursor, answer: str) -> None:
         index = len(self._messages)
+        follows = self._splitter.open_paragraph  # before advance(): where the tail began
         chunks = self._splitter.advance(answer)
         self._remove_from(cur, self._tail_start)
         if chunks:
             first = self._splitter.code_blocks - sum(c.code_blocks for c in chunks)
             for chunk in chunks:
-                self._insert(cur, render_markdown(chunk.markdown, self._theme, (index, first)),
-                             self._plain_format)
+                self._put(cur, render_markdown(chunk.markdown, self._theme, (index, first)),
+                          follows)
+                follows = chunk.open_paragraph
                 first += chunk.code_blocks
             cur.movePosition(QTextCursor.MoveOperation.End)
             self._tail_start = cur.position()
         tail = render_markdown(self._splitter.tail(answer), self._theme,
                                (index, self._splitter.code_blocks))
-        self._insert(cur, _with_cursor(tail), self._plain_format)
+        self._put(cur, _with_cursor(tail), follows)
+
+    def _put(self, cur: QTextCursor, html: str, follows: bool) -> None:
+        """A block of the live answer. ``follows``: it goes on with a paragraph cut in two (a
+        reply that is one long paragraph), so no gap above it. It is still a block of its
+        own: Qt lays out a whole block on every change, and the tail must stay short."""
+        self._insert(cur, html, self._follow_format if follows else self._plain_format)
 
     def _remove_from(self, cur: QTextCursor, start: int) -> None:
         # From the end of what stays: this takes the block break before the removed part too,

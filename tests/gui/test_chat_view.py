@@ -498,3 +498,26 @@ def test_streaming_in_chunks_shows_the_same_text_as_rendering_the_whole_reply(
     whole.set_live(Message("assistant", "".join(parts)))
     assert streamed == whole.toPlainText().removesuffix(CURSOR_MARK)
     assert "x = 1" in streamed and "The end." in streamed
+
+
+def test_a_long_single_paragraph_streams_as_one_paragraph(qtbot: Any) -> None:
+    text = "".join(f"Sentence {i} has **some** words in it. " for i in range(120)).strip()
+    view = make_view(qtbot)
+    view.set_messages([Message("user", "q")])
+    live = Message("assistant", "")
+    for i in range(0, len(text), 11):
+        live.content = text[:i + 11]
+        view.set_live(live)
+    whole = make_view(qtbot)
+    whole.set_messages([Message("user", "q")])
+    whole.set_live(Message("assistant", text))
+    # Cut into short blocks while it streams (each update lays out only the last one)...
+    assert view.document().blockCount() > whole.document().blockCount()
+    assert " ".join(view.toPlainText().split()) == " ".join(whole.toPlainText().split())
+    # ...and one paragraph again once it has finished.
+    view.set_live(None)
+    live.note = ""
+    view.append_message(live)
+    whole.set_live(None)
+    whole.append_message(Message("assistant", text))
+    assert view.toPlainText() == whole.toPlainText()

@@ -66,3 +66,19 @@ def test_reasoning_is_split_off_open_or_closed() -> None:
     assert (r.reasoning, r.answer) == ("opened by the template", "answer")
     r = split_reasoning("Use the <think> tag like this: <think>x</think>")
     assert r.reasoning is None and r.answer.startswith("Use the")
+
+
+def test_one_long_paragraph_is_cut_at_sentence_ends_so_the_tail_stays_short() -> None:
+    text = "".join(f"Sentence number {i} says a little more. " for i in range(200))
+    chunks, tail, s = _feed(text, 7)
+    assert len(tail) <= FORCE_CUT_CHARS + 60
+    assert s.open_paragraph and all(c.endswith(". ") for c in chunks)
+    assert "".join(chunks) + tail == text
+
+
+def test_inline_code_is_never_cut_in_the_middle() -> None:
+    text = "word " * 100 + "`" + "code " * 300 + "` and the end " + "x " * 10
+    s = StreamSplitter()
+    for end in range(1, len(text) + 1, 13):
+        for c in s.advance(text[:end]):
+            assert c.markdown.count("`") % 2 == 0
