@@ -185,7 +185,7 @@ def _render_fence(self: Any, tokens: Sequence[Token], idx: int, options: Any, en
     code = token.content[:-1] if token.content.endswith("\n") else token.content
     head = ""
     copy = env.get("copy") if isinstance(env, dict) else None
-    if copy is not None and token.type == "fence":
+    if copy is not None:
         # Our own link, never one from the model: render rules drop every href whose scheme
         # is not http, https or mailto, so "hearth:" can only come from here.
         message, n = copy[0], copy[1] + env.setdefault("fences", 0)
@@ -273,10 +273,11 @@ def render_markdown(text: str, theme: Theme = LIGHT, copy: tuple[int, int] | Non
 
 
 def code_blocks(text: str) -> list[str]:
-    """The fenced code blocks of a reply's answer, in order (what "Copy code" copies)."""
+    """The code blocks of a reply's answer (fenced or indented), in order: what each "Copy
+    code" link copies."""
     answer = split_reasoning(text).answer
     return [t.content[:-1] if t.content.endswith("\n") else t.content
-            for t in _md.parse(answer) if t.type == "fence"]
+            for t in _md.parse(answer) if t.type in ("fence", "code_block")]
 
 
 # ---- Messages ----------------------------------------------------------------------------------

@@ -77,6 +77,9 @@ class ChatSession(QObject):
     save_failed = Signal(str)
     stats_changed = Signal(object)  # ReplyStats: the last reply's speed and token counts
     trimmed = Signal(int)  # how many of the oldest messages were left out of what was sent
+    # list[Message]: the finished messages to show again, when Regenerate, Edit or Continue
+    # changed the branch shown (the live reply and the new question follow as usual).
+    shown_changed = Signal(object)
 
     def __init__(self, streamer: Streamer, store: ChatStore, *,
                  params: dict[str, Any] | None = None,
@@ -152,11 +155,16 @@ class ChatSession(QObject):
         user, live = self.transcript.begin_reply(text)
         return self._start(url, key, user, live)
 
+    def _reshow(self, *leaving: Message | None) -> None:
+        self.shown_changed.emit([m for m in self.transcript.messages if m not in leaving])
+
     def regenerate(self, reply: Message, url: str, key: str) -> bool:
         """A new reply in place of ``reply``; the old one stays as a branch."""
         if not self._idle():
             return False
-        return self._start(url, key, None, self.transcript.regenerate(reply))
+        live = self.transcript.regenerate(reply)
+        self._reshow(live)
+        return self._start(url, key, None, live)
 
     def edit_and_resend(self, question: Message, text: str, url: str, key: str) -> bool:
         """Ask ``text`` instead of ``question``; the old question and its replies stay as a
@@ -165,13 +173,16 @@ class ChatSession(QObject):
         if not text or not self._idle():
             return False
         user, live = self.transcript.edit(question, text)
+        self._reshow(user, live)
         return self._start(url, key, user, live)
 
     def continue_reply(self, reply: Message, url: str, key: str) -> bool:
         """Let the model go on with the last reply (cut by its length limit or by Stop)."""
         if not self._idle():
             return False
-        return self._start(url, key, None, self.transcript.continue_reply(reply), continuing=True)
+        live = self.transcript.continue_reply(reply)
+        self._reshow(live)
+        return self._start(url, key, None, live, continuing=True)
 
     def stop(self) -> None:
         """Stop the reply; the partial text is kept, noted "Stopped."."""

@@ -195,6 +195,7 @@ class ConversationsSidebar(QWidget):
             if item.data(ROLE_ID) == self._current and self._current is not None:
                 self.list.setCurrentItem(item)
                 return
+        self.list.setCurrentRow(-1)  # no current row either: F2 and Delete act on nothing
         self.list.clearSelection()
 
     def _on_activated(self, item: QListWidgetItem) -> None:

@@ -96,6 +96,7 @@ class MainWindow(QMainWindow):
         self._switch_pins: Any = None  # Pins for the next load (the offload panel's Apply)
         self._switch_pins_pending: Any = None
         self._editing: Message | None = None  # the question being edited (Edit and resend)
+        self._branched = False  # the reply streaming now makes a new version
         self.setWindowTitle("Hearth")
         self.resize(1100, 720)
 
@@ -265,6 +266,8 @@ class MainWindow(QMainWindow):
         session.message_added.connect(self.chat.append_message)
         session.live_changed.connect(self.chat.set_live)
         session.reply_finished.connect(self.chat.append_message)
+        session.reply_finished.connect(self._after_reply)
+        session.shown_changed.connect(self.chat.set_messages)
         session.busy_changed.connect(self._on_busy)
         session.conversation_changed.connect(self._on_conversation)
         session.stats_changed.connect(self.chat_status.show_stats)
@@ -619,7 +622,7 @@ class MainWindow(QMainWindow):
         text = self.input.toPlainText()
         url, key = self.runner.url, self.runner.key or ""
         if self._editing is not None:
-            sent = self.session.edit_and_resend(self._editing, text, url, key)
+            sent = self._branched = self.session.edit_and_resend(self._editing, text, url, key)
         else:
             sent = self.session.send(text, url, key)
         if sent:
@@ -645,13 +648,21 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage("Load a model to regenerate the reply.", 4000)
                 return
             self.chat_settings.flush()
-            self.session.regenerate(message, self.runner.url, self.runner.key or "")
+            self._branched = self.session.regenerate(message, self.runner.url,
+                                                     self.runner.key or "")
         elif kind in ("prev", "next") and message.id is not None and message.siblings:
             at = message.siblings.index(message.id) + (1 if kind == "next" else -1)
             conv = self.session.transcript.conversation_id
             if self.conversations is not None and conv is not None and \
                     0 <= at < len(message.siblings):
                 self.conversations.show_branch(conv, message.siblings[at])
+
+    def _after_reply(self, _reply: Message) -> None:
+        """A new version was made: read the conversation again for its version links."""
+        conv = self.session.transcript.conversation_id
+        if self._branched and self.conversations is not None and conv is not None:
+            self.conversations.open(conv)  # queued after the reply's save on the store thread
+        self._branched = False
 
     def _cancel_edit(self) -> None:
         if self._editing is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HEARTH_HOME", tempfile.mkdtemp(prefix="hearth-shot-"))
 os.environ.setdefault("HF_ENDPOINT", "http://127.0.0.1:9")  # no Hub: the shots are offline
+os.environ.setdefault("HEARTH_MODELS_DIR", os.path.join(os.environ["HEARTH_HOME"], "models"))
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_MODEL = REPO / "tests" / ".models" / "gemma-3-270m-q4_k_m.gguf"
@@ -36,12 +37,23 @@ def main(model: Path = DEFAULT_MODEL, out: Path = DEFAULT_OUT) -> int:
     from app.__main__ import compose
     from app.ui.theme import ThemeController
 
+    from tests.fixtures.models import TINY, model_path
+
+    # The library lists the model (and a small generated one) with their verdicts.
+    library = Path(os.environ["HEARTH_MODELS_DIR"])
+    library.mkdir(parents=True, exist_ok=True)
+    for source in (model, model_path(TINY)):
+        link = library / source.name
+        if not link.exists():
+            link.symlink_to(source.resolve())
+    model = library / model.name
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
     theme = ThemeController(app)
     theme.apply("light")
     parent = QObject()
-    gui = compose(parent, chat_params={"max_tokens": 200, "seed": 7, "temperature": 0.2},
+    gui = compose(parent, chat_params={"max_tokens": 120, "seed": 7, "temperature": 0.7,
+                                         "repeat_penalty": 1.3},
                   apply_theme=theme.apply)
     window, runner = gui.window, gui.runner
     window.resize(1200, 760)

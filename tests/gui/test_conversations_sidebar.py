@@ -1,0 +1,335 @@
+"""The conversations sidebar over the real conversation service and SQLite (a temp database).
+
+Dialogs are injected (ask_text, ask_path, confirm): each test answers them and then looks at what
+the list shows and what the database holds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from app.library.conversations import ConversationStore, ConversationSummary
+from app.services.storage import ConversationService, StoreService
+from app.storage.db import StoreThread, open_database
+from app.storage.legacy import LegacySources
+from app.ui.conversations_sidebar import SEARCH_DELAY_MS, ConversationsSidebar
+
+WAIT_MS = 5000  # generous: the store thread answers through the event loop on a busy machine
+
+
+@dataclass
+class Dialogs:
+    """Answers the sidebar's questions and records what it asked."""
+
+    text: str | None = None
+    path: str | None = None
+    yes: bool = False
+    asked_text: list[tuple[str, str]] = field(default_factory=list)
+    asked_path: list[tuple[str, str]] = field(default_factory=list)
+    asked_confirm: list[tuple[str, str]] = field(default_factory=list)
+
+    def ask_text(self, _parent: QWidget, label: str, current: str) -> str | None:
+        self.asked_text.append((label, current))
+        return self.text
+
+    def ask_path(self, _parent: QWidget, suggested: str, filter_: str) -> str | None:
+        self.asked_path.append((suggested, filter_))
+        return self.path
+
+    def confirm(self, _parent: QWidget, title: str, question: str) -> bool:
+        self.asked_confirm.append((title, question))
+        return self.yes
+
+
+@dataclass
+class Setup:
+    store: StoreService
+    service: ConversationService
+    sidebar: ConversationsSidebar
+    dialogs: Dialogs
+    ids: dict[str, int]
+
+
+def _seed(store: StoreService, title: str, *messages: tuple[str, str],
+          pinned: bool = False) -> int:
+    def make(db: Any) -> int:
+        conversations = ConversationStore(db)
+        conv = conversations.create(title, "/m/model.gguf")
+        for role, text in messages:
+            conversations.append_message(conv, role, text)
+        if pinned:
+            conversations.set_pinned(conv, True)
+        return conv
+
+    return store.call(make).result(5)
+
+
+def _stored(store: StoreService) -> list[ConversationSummary]:
+    return store.call(lambda db: ConversationStore(db).summaries()).result(5)
+
+
+def _shown(sidebar: ConversationsSidebar) -> list[str]:
+    return [sidebar.list.item(i).text() for i in range(sidebar.list.count())]
+
+
+def _select(sidebar: ConversationsSidebar, title: str) -> None:
+    items = sidebar.list.findItems(title, Qt.MatchFlag.MatchExactly)
+    assert len(items) == 1, _shown(sidebar)
+    sidebar.list.setCurrentItem(items[0])
+
+
+@pytest.fixture
+def setup(qtbot: Any, tmp_path: Path) -> Iterator[Setup]:
+    store = StoreService(StoreThread(lambda: open_database(tmp_path / "h.sqlite3",
+                                                           legacy=LegacySources())))
+    service = ConversationService(store)
+    ids = {
+        "Alpha": _seed(store, "Alpha", ("user", "how do I bake sourdough bread"),
+                       ("assistant", "Start with a levain.")),
+        "Beta": _seed(store, "Beta", ("user", "cheap flights to Lisbon"),
+                      ("assistant", "Try midweek."), ("user", "thanks")),
+        "Gamma": _seed(store, "Gamma", ("user", "a poem about the sea"), pinned=True),
+    }
+    dialogs = Dialogs()
+    sidebar = ConversationsSidebar(service, ask_text=dialogs.ask_text, ask_path=dialogs.ask_path,
+                                   confirm=dialogs.confirm)
+    qtbot.addWidget(sidebar)
+    sidebar.resize(300, 500)
+    sidebar.show()
+    qtbot.waitUntil(lambda: len(sidebar.rows()) == 3, timeout=WAIT_MS)
+    try:
+        yield Setup(store, service, sidebar, dialogs, ids)
+    finally:
+        sidebar.close()
+        store.close()
+
+
+def test_pinned_rows_come_first_under_a_heading(setup: Setup) -> None:
+    sidebar = setup.sidebar
+    assert _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Beta", "Alpha"]
+    for heading in (sidebar.list.item(0), sidebar.list.item(2)):
+        assert heading.flags() == Qt.ItemFlag.NoItemFlags  # not selectable, not a conversation
+        assert heading.font().bold()
+        assert heading.data(Qt.ItemDataRole.UserRole) is None
+    assert sidebar.list.item(4).toolTip() == "2 messages"
+    assert sidebar.list.item(3).toolTip() == "3 messages"
+
+
+def test_without_pinned_rows_there_is_no_heading(qtbot: Any, setup: Setup) -> None:
+    setup.service.set_pinned(setup.ids["Gamma"], False)
+    qtbot.waitUntil(lambda: _shown(setup.sidebar) == ["Gamma", "Beta", "Alpha"], timeout=WAIT_MS)
+
+
+def test_pin_and_unpin(qtbot: Any, setup: Setup) -> None:
+    sidebar = setup.sidebar
+    _select(sidebar, "Alpha")
+    sidebar.toggle_pin_selected()
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Alpha", "Recent", "Beta"],
+                    timeout=WAIT_MS)
+    assert {s.title for s in _stored(setup.store) if s.pinned} == {"Alpha", "Gamma"}
+    _select(sidebar, "Gamma")
+    sidebar.toggle_pin_selected()
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Alpha", "Recent", "Gamma", "Beta"],
+                    timeout=WAIT_MS)
+    assert {s.title for s in _stored(setup.store) if s.pinned} == {"Alpha"}
+
+
+def test_search_filters_by_message_text_after_the_pause(qtbot: Any, setup: Setup,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    sidebar = setup.sidebar
+    queries: list[tuple[str, float]] = []
+    real = setup.service.list_conversations
+
+    def spy(query: str = "") -> None:
+        queries.append((query, time.monotonic()))
+        real(query)
+
+    monkeypatch.setattr(setup.service, "list_conversations", spy)
+    sidebar.search.setFocus()
+    typed = time.monotonic()
+    qtbot.keyClicks(sidebar.search, "SOURDOUGH")  # in a message only, not in a title; any case
+    assert queries == []  # nothing is searched while the user types
+    assert _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Beta", "Alpha"]
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Alpha"], timeout=WAIT_MS)
+    assert [q for q, _at in queries] == ["SOURDOUGH"]  # one search for the whole word
+    assert queries[0][1] - typed >= SEARCH_DELAY_MS / 1000 * 0.9
+
+    sidebar.search.setText("Lisbon")
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Beta"], timeout=WAIT_MS)
+    sidebar.search.setText("no such words anywhere")
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["No matches."], timeout=WAIT_MS)
+    assert sidebar.list.item(0).flags() == Qt.ItemFlag.NoItemFlags
+    sidebar.search.clear()
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Beta", "Alpha"],
+                    timeout=WAIT_MS)
+
+
+def test_a_change_keeps_the_search(qtbot: Any, setup: Setup) -> None:
+    """The list asked for again after a change (a rename) still has the search applied."""
+    sidebar = setup.sidebar
+    sidebar.search.setText("sourdough")
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Alpha"], timeout=WAIT_MS)
+    setup.dialogs.text = "Bread"
+    _select(sidebar, "Alpha")
+    sidebar.rename_selected()
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Bread"], timeout=WAIT_MS)
+
+
+def test_rename_through_the_dialog(qtbot: Any, setup: Setup) -> None:
+    sidebar, dialogs = setup.sidebar, setup.dialogs
+    _select(sidebar, "Beta")
+    dialogs.text = None  # Cancel
+    sidebar.rename_selected()
+    dialogs.text = "   "  # blank: nothing to rename to
+    sidebar.rename_selected()
+    assert dialogs.asked_text == [("New name:", "Beta")] * 2
+    dialogs.text = "  Trip \n to   Lisbon "
+    sidebar.rename_selected()
+    qtbot.waitUntil(lambda: "Trip to Lisbon" in _shown(sidebar), timeout=WAIT_MS)
+    assert _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Trip to Lisbon", "Alpha"]
+    titles = {s.id: s.title for s in _stored(setup.store)}
+    assert titles[setup.ids["Beta"]] == "Trip to Lisbon"
+    assert titles[setup.ids["Alpha"]] == "Alpha" and titles[setup.ids["Gamma"]] == "Gamma"
+
+
+def test_delete_asks_and_no_deletes_nothing(qtbot: Any, setup: Setup) -> None:
+    sidebar, dialogs = setup.sidebar, setup.dialogs
+    deleted: list[int] = []
+    sidebar.deleted.connect(deleted.append)
+    _select(sidebar, "Beta")
+    dialogs.yes = False
+    sidebar.delete_selected()
+    assert len(dialogs.asked_confirm) == 1
+    title, question = dialogs.asked_confirm[0]
+    assert title == "Delete conversation"
+    assert "Beta" in question and "3 messages" in question and "cannot be undone" in question
+    qtbot.wait(300)
+    assert setup.store.flush(5)
+    assert deleted == []
+    assert sorted(s.title for s in _stored(setup.store)) == ["Alpha", "Beta", "Gamma"]
+    assert _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Beta", "Alpha"]
+
+    dialogs.yes = True
+    sidebar.delete_selected()
+    assert deleted == [setup.ids["Beta"]]
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Alpha"],
+                    timeout=WAIT_MS)
+    assert sorted(s.title for s in _stored(setup.store)) == ["Alpha", "Gamma"]
+    messages = setup.store.call(
+        lambda db: db.query("SELECT COUNT(*) AS n FROM messages WHERE conversation_id = ?",
+                            (setup.ids["Beta"],), action="count")[0]["n"]).result(5)
+    assert messages == 0  # its messages went with it
+
+
+def test_export_writes_markdown_and_json(qtbot: Any, setup: Setup, tmp_path: Path) -> None:
+    sidebar, dialogs = setup.sidebar, setup.dialogs
+    written: list[str] = []
+    sidebar.exported.connect(written.append)
+    _select(sidebar, "Alpha")
+
+    dialogs.path = None  # Cancel: nothing is written
+    sidebar.export_selected("markdown")
+    assert dialogs.asked_path == [("Alpha.md", "Markdown (*.md)")]
+
+    target = tmp_path / "out" / "alpha.md"
+    target.parent.mkdir()
+    dialogs.path = str(target)
+    sidebar.export_selected("markdown")
+    qtbot.waitUntil(lambda: written == [str(target)], timeout=WAIT_MS)
+    text = target.read_text(encoding="utf-8")
+    assert text.startswith("# Alpha\n")
+    assert "## You\n\nhow do I bake sourdough bread\n" in text
+    assert "## Assistant\n\nStart with a levain.\n" in text
+
+    target_json = tmp_path / "out" / "alpha.json"
+    dialogs.path = str(target_json)
+    sidebar.export_selected("json")
+    assert dialogs.asked_path[-1] == ("Alpha.json", "JSON (*.json)")
+    qtbot.waitUntil(lambda: len(written) == 2, timeout=WAIT_MS)
+    data = json.loads(target_json.read_text(encoding="utf-8"))
+    assert data["format"] == "hearth-conversation" and data["title"] == "Alpha"
+    assert [(m["role"], m["content"]) for m in data["messages"]] == [
+        ("user", "how do I bake sourdough bread"), ("assistant", "Start with a levain.")]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["alpha.json", "alpha.md"]
+
+
+def test_selecting_a_row_emits_open_requested_once(qtbot: Any, setup: Setup) -> None:
+    sidebar = setup.sidebar
+    opened: list[int] = []
+    sidebar.open_requested.connect(opened.append)
+    activated: list[Any] = []
+    sidebar.list.itemActivated.connect(activated.append)
+    qtbot.waitExposed(sidebar)
+
+    def click(title: str, double: bool = False) -> None:
+        item = sidebar.list.findItems(title, Qt.MatchFlag.MatchExactly)[0]
+        point = sidebar.list.visualItemRect(item).center()
+        qtbot.mouseClick(sidebar.list.viewport(), Qt.MouseButton.LeftButton, pos=point)
+        if double:  # a real double click: a click, then the double-click event
+            qtbot.mouseDClick(sidebar.list.viewport(), Qt.MouseButton.LeftButton, pos=point)
+
+    click("Beta")
+    assert opened == [setup.ids["Beta"]]
+    click("Beta")  # the conversation shown: clicking it again opens nothing
+    click("Beta", double=True)
+    assert opened == [setup.ids["Beta"]]
+    click("Pinned")  # a heading opens nothing
+    assert opened == [setup.ids["Beta"]]
+    activated.clear()
+    click("Gamma", double=True)  # a double click (click + activate) opens it once
+    assert activated  # the list did report the activation too
+    assert opened == [setup.ids["Beta"], setup.ids["Gamma"]]
+    # The list asked for again (a change elsewhere) keeps the one shown selected, and does not
+    # open it again.
+    sidebar.set_current(setup.ids["Gamma"])
+    sidebar.refresh()
+    qtbot.wait(200)
+    qtbot.waitUntil(lambda: sidebar.selected_id() == setup.ids["Gamma"], timeout=WAIT_MS)
+    assert opened == [setup.ids["Beta"], setup.ids["Gamma"]]
+    # The keyboard: Enter on another row opens it.
+    sidebar.activateWindow()
+    sidebar.list.setFocus()
+    qtbot.waitUntil(sidebar.list.hasFocus, timeout=WAIT_MS)
+    _select(sidebar, "Alpha")
+    qtbot.keyClick(sidebar.list, Qt.Key.Key_Return)
+    assert opened == [setup.ids["Beta"], setup.ids["Gamma"], setup.ids["Alpha"]]
+
+
+def test_f2_renames_and_delete_deletes_the_selected_row(qtbot: Any, setup: Setup) -> None:
+    sidebar, dialogs = setup.sidebar, setup.dialogs
+    qtbot.waitExposed(sidebar)
+    sidebar.activateWindow()
+    sidebar.list.setFocus()
+    qtbot.waitUntil(sidebar.list.hasFocus, timeout=WAIT_MS)
+    _select(sidebar, "Alpha")
+    dialogs.text = "Bread"
+    qtbot.keyClick(sidebar.list, Qt.Key.Key_F2)
+    assert dialogs.asked_text == [("New name:", "Alpha")]
+    qtbot.waitUntil(lambda: "Bread" in _shown(sidebar), timeout=WAIT_MS)
+
+    _select(sidebar, "Beta")
+    dialogs.yes = True
+    deleted: list[int] = []
+    sidebar.deleted.connect(deleted.append)
+    qtbot.keyClick(sidebar.list, Qt.Key.Key_Delete)
+    assert len(dialogs.asked_confirm) == 1 and "Beta" in dialogs.asked_confirm[0][1]
+    assert deleted == [setup.ids["Beta"]]
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Bread"],
+                    timeout=WAIT_MS)
+    assert sorted(s.title for s in _stored(setup.store)) == ["Bread", "Gamma"]
+
+    # Keys typed in the search box rename and delete nothing.
+    sidebar.search.setFocus()
+    qtbot.waitUntil(sidebar.search.hasFocus, timeout=WAIT_MS)
+    qtbot.keyClick(sidebar.search, Qt.Key.Key_F2)
+    qtbot.keyClick(sidebar.search, Qt.Key.Key_Delete)
+    assert len(dialogs.asked_text) == 1 and len(dialogs.asked_confirm) == 1
