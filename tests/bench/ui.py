@@ -294,11 +294,8 @@ def stream_reply(model: Path, tokens: int = REPLY_TOKENS, tail_s: float = 0.3,
             _spin(0.3)  # the window settles after the load
             beat.start()
             result.beats.append(time.perf_counter())
-            # The conversation's own sampling settings (presets, the model's defaults) go on top
-            # of the session's params: the bench's must win.
-            sampling = getattr(gui.session, "sampling", None)
-            if isinstance(sampling, dict):
-                sampling.update(params)
+            # compose()'s chat_params are the session's params, which win over the
+            # conversation's own sampling settings and the model's defaults.
             start = result.started = time.perf_counter()
             window.input.setPlainText(PROMPT)
             window.send()

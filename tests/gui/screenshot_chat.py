@@ -36,7 +36,6 @@ def main(model: Path = DEFAULT_MODEL, out: Path = DEFAULT_OUT) -> int:
 
     from app.__main__ import compose
     from app.ui.theme import ThemeController
-
     from tests.fixtures.models import TINY, model_path
 
     # The library lists the model (and a small generated one) with their verdicts.
