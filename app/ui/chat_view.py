@@ -50,7 +50,7 @@ from app.chat.render import (
     render_placeholder,
     render_reasoning,
 )
-from app.chat.streaming import StreamSplitter, split_reasoning
+from app.chat.streaming import Reasoned, StreamSplitter, split_reasoning
 
 log = logging.getLogger(__name__)
 
@@ -268,9 +268,7 @@ class ChatView(QTextBrowser):
         reasoned = split_reasoning(m.content)
         index = len(self._messages)
         expanded = index in self._expanded
-        self._live_head = (reasoned.reasoning is not None, reasoned.thinking, expanded,
-                           reasoned.reasoning if expanded or not reasoned.thinking else
-                           len(reasoned.reasoning or ""))
+        self._live_head = _head_key(reasoned, expanded)
         self._insert(cur, render_name(m.role, self._theme) +
                      render_reasoning(reasoned, self._theme, index, expanded))
         cur.movePosition(QTextCursor.MoveOperation.End)
@@ -283,11 +281,8 @@ class ChatView(QTextBrowser):
     def _update_live(self, cur: QTextCursor, m: Message) -> None:
         """One more piece of the live reply: only what changed is rendered again."""
         reasoned = split_reasoning(m.content)
-        expanded = len(self._messages) in self._expanded
-        head = (reasoned.reasoning is not None, reasoned.thinking, expanded,
-                reasoned.reasoning if expanded or not reasoned.thinking else
-                len(reasoned.reasoning or ""))
-        if head != self._live_head:  # the reasoning grew or closed: its line changes
+        # The reasoning grew or closed: its line changes, so the live reply is drawn again.
+        if _head_key(reasoned, len(self._messages) in self._expanded) != self._live_head:
             self._remove_from(cur, self._live_start)
             self._insert_live(cur, m)
             return
@@ -375,6 +370,14 @@ class ChatView(QTextBrowser):
                 self.copied.emit("the code")
         elif kind in ("edit", "regenerate", "prev", "next") and live is None:
             self.action.emit(kind, message)
+
+
+def _head_key(reasoned: Reasoned, expanded: bool) -> tuple[object, ...]:
+    """What the live reply's reasoning line is drawn from: it is drawn again when this changes
+    (while folded and thinking, only its length counts)."""
+    return (reasoned.reasoning is not None, reasoned.thinking, expanded,
+            reasoned.reasoning if expanded or not reasoned.thinking else
+            len(reasoned.reasoning or ""))
 
 
 def _with_cursor(body: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QSize, Qt, QUrl, Signal
@@ -180,7 +180,7 @@ class _TwoLineDelegate(QStyledItemDelegate):
         return QSize(200, height + 2 * self.PAD)
 
 
-class _RecommendationCard(QFrame):
+class RecommendationCard(QFrame):
     """One curated model: title, blurb, size and the live verdict; a click opens its page."""
 
     activated = Signal(str)  # repo id
@@ -218,6 +218,15 @@ class _RecommendationCard(QFrame):
         quant = self.group.quant if self.group is not None and self.group.quant else self.rec.quant
         self.size_label.setText(f"{quant} · {human_size(size)}" if size is not None else quant)
 
+    def show_verdict(self, verdict: Verdict | None, known: Verdict | str | None) -> None:
+        """The verdict that came with the recommendation, else the one already known for its
+        group; a known failure (a sentence) says why instead of "Checking…"."""
+        if verdict is None and isinstance(known, str):
+            self.set_verdict(None, known)
+        else:
+            self.set_verdict(verdict if verdict is not None
+                             else known if isinstance(known, Verdict) else None)
+
     def set_verdict(self, verdict: Verdict | None, error: str = "") -> None:
         self.verdict = verdict
         if verdict is None:
@@ -231,7 +240,8 @@ class _RecommendationCard(QFrame):
         set_text_color(self.verdict_label, fit_color(self.palette(), verdict.fit))
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.LeftButton and self.rect().contains(event.pos()):
+        if event.button() == Qt.MouseButton.LeftButton and \
+                self.rect().contains(event.position().toPoint()):
             self.activated.emit(self.rec.repo_id)
         super().mouseReleaseEvent(event)
 
@@ -240,6 +250,18 @@ class _RecommendationCard(QFrame):
             self.activated.emit(self.rec.repo_id)
             return
         super().keyPressEvent(event)
+
+
+def show_fitting(cards: Iterable[RecommendationCard]) -> tuple[int, bool]:
+    """Show the cards worth showing (those that fit, or are still being checked); returns how
+    many are shown and whether some are still being checked."""
+    shown, checking = 0, False
+    for card in cards:
+        visible = worth_showing(card.verdict)
+        card.setVisible(visible)
+        shown += visible
+        checking = checking or card.verdict is None
+    return shown, checking
 
 
 class DiscoverTab(QWidget):
@@ -262,7 +284,7 @@ class DiscoverTab(QWidget):
         self._want_quant: str | None = None  # the row to select when it arrives (recommended)
         # Verdicts by (repo, group name): they may arrive before or after the page itself.
         self._verdicts: dict[tuple[str, str], Verdict | str] = {}
-        self._cards: dict[str, _RecommendationCard] = {}
+        self._cards: dict[str, RecommendationCard] = {}
         self._recommended_loaded = False
         self._open_url = open_url
 
@@ -617,27 +639,17 @@ class DiscoverTab(QWidget):
         self._cards.clear()
         for entry in entries:
             rec, details, verdict = entry
-            card = _RecommendationCard(rec)
+            card = RecommendationCard(rec)
             card.set_details(details)
-            known = self._verdicts.get((rec.repo_id, card.group.name)) if card.group else None
-            if verdict is None and isinstance(known, str):
-                card.set_verdict(None, known)  # the check failed: say why, not "Checking…"
-            else:
-                card.set_verdict(verdict if verdict is not None
-                                 else known if isinstance(known, Verdict) else None)
+            card.show_verdict(verdict, self._verdicts.get((rec.repo_id, card.group.name))
+                              if card.group else None)
             card.activated.connect(lambda repo, quant=rec.quant: self.open_repo(repo, quant))
             self._cards_layout.insertWidget(self._cards_layout.count() - 1, card)
             self._cards[rec.repo_id] = card
         self._update_cards_visibility()
 
     def _update_cards_visibility(self) -> None:
-        shown = 0
-        checking = False
-        for card in self._cards.values():
-            visible = worth_showing(card.verdict)
-            card.setVisible(visible)
-            shown += visible
-            checking = checking or card.verdict is None
+        shown, checking = show_fitting(self._cards.values())
         if not self._cards:
             self.recommended_status.setText("No recommendations are available. Search for a "
                                             "model above.")

@@ -94,7 +94,6 @@ class MainWindow(QMainWindow):
         self.runner_flags = list(runner_flags or [])
         self._switch_to: str | None = None  # a model to load once the current one has stopped
         self._switch_pins: Any = None  # Pins for the next load (the offload panel's Apply)
-        self._switch_pins_pending: Any = None
         self._editing: Message | None = None  # the question being edited (Edit and resend)
         self._branched = False  # the reply streaming now makes a new version
         self.setWindowTitle("Hearth")
@@ -423,8 +422,7 @@ class MainWindow(QMainWindow):
         if self.runner.state not in (RunnerState.STOPPED, RunnerState.FAILED):
             if self.runner.model == path and self.runner.state == RunnerState.READY:
                 return
-            self._switch_to = path
-            self._switch_pins_pending = self._switch_pins
+            self._switch_to = path  # the pins stay for that load
             self.session.stop()
             self.runner.stop()
             self._set_status(f"Unloading {os.path.basename(self.runner.model)} first…")
@@ -442,7 +440,7 @@ class MainWindow(QMainWindow):
 
     def unload(self) -> None:
         """Stop the model; also ends a plan in the making and the fallback ladder."""
-        self._switch_to = None
+        self._switch_to = self._switch_pins = None
         self.loader.cancel()
         self.restart_btn.hide()
         if self.runner.state in (RunnerState.STOPPED, RunnerState.FAILED):
@@ -539,7 +537,6 @@ class MainWindow(QMainWindow):
         self._update_buttons()
         if state in (RunnerState.STOPPED, RunnerState.FAILED) and self._switch_to:
             path, self._switch_to = self._switch_to, None
-            self._switch_pins = self._switch_pins_pending
             self._fill_picker(self.library.use(path), select=path)
             self.load_selected()
 

@@ -20,12 +20,12 @@ from PySide6.QtGui import QPalette, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.hardware.report import HardwareReport
-from app.hub.recommended import Recommendation, worth_showing
+from app.hub.recommended import Recommendation
 from app.hub.types import FileGroup, HubError, RepoDetails
 from app.hub.verdict import Verdict
 from app.services.protocols import DownloadRow, DownloadsLike, HardwareLike, HubLike
 from app.ui.common import heading_label, plain_label, scrolling_column, set_text_color, text_color
-from app.ui.discover import _RecommendationCard as RecommendationCard
+from app.ui.discover import RecommendationCard, show_fitting
 from app.ui.hardware_panel import human_bytes
 from app.ui.icon import app_icon
 
@@ -203,12 +203,9 @@ class WelcomePage(QWidget):
             if details is not None:
                 self._details[rec.repo_id] = details
             card.set_details(self._details.get(rec.repo_id))
-            known = self._verdicts.get((rec.repo_id, card.group.name)) if card.group else None
-            if verdict is None and isinstance(known, str):
-                card.set_verdict(None, known)
-            else:
-                card.set_verdict(verdict if isinstance(verdict, Verdict)
-                                 else known if isinstance(known, Verdict) else None)
+            card.show_verdict(verdict if isinstance(verdict, Verdict) else None,
+                              self._verdicts.get((rec.repo_id, card.group.name))
+                              if card.group else None)
         for repo_id in [r for r in self._cards if r not in wanted]:
             self._drop_card(repo_id)
         # Keep the hub's order (the stretch stays last).
@@ -256,13 +253,8 @@ class WelcomePage(QWidget):
 
     def _update(self) -> None:
         """Which cards show (those that fit, or are still being checked) and their buttons."""
-        shown = 0
-        checking = False
+        shown, checking = show_fitting(self._cards.values())
         for repo_id, card in self._cards.items():
-            visible = worth_showing(card.verdict)
-            card.setVisible(visible)
-            shown += visible
-            checking = checking or card.verdict is None
             button = self._buttons[repo_id]
             if not any(d.repo_id == repo_id for d in self._downloads_by_id.values()):
                 button.setEnabled(card.group is not None and repo_id in self._details)
