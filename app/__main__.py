@@ -62,8 +62,11 @@ def main(argv: list[str] | None = None) -> int:
                "token into the keyring).")
     parser.add_argument("model", nargs="?", help="a .gguf file to select at start")
     parser.add_argument("--load", action="store_true", help="load the model right away")
+    parser.add_argument("--runtime", metavar="NAME",
+                        help="serve with this runtime (a name from Settings, or a folder; "
+                             "'auto' chooses from the hardware) instead of the saved choice")
     args = parser.parse_args(argv)
-    return run_gui(args.model, args.load)
+    return run_gui(args.model, args.load, args.runtime)
 
 
 def setup_logging() -> None:
@@ -89,7 +92,7 @@ def install_excepthooks(show: object) -> None:
     threading.excepthook = lambda a: hook(a.exc_type, a.exc_value or Exception(), a.exc_traceback)
 
 
-def run_gui(model: str | None = None, load: bool = False) -> int:
+def run_gui(model: str | None = None, load: bool = False, runtime: str | None = None) -> int:
     from app import qtdeps
 
     # Before Qt loads: a missing xcb library would end in Qt's own abort, which names no package.
@@ -108,6 +111,10 @@ def run_gui(model: str | None = None, load: bool = False) -> int:
     from app.ui.theme import ThemeController
 
     settings = load_settings()
+    from app.runtimes import select
+
+    # --runtime for this run only; else the saved choice, else HEARTH_RUNTIME or automatic.
+    select.want(runtime if runtime is not None else settings.runtime or None)
     app.setWindowIcon(app_icon())
     theme = ThemeController(app)
     theme.apply(settings.theme)  # before the first widget: no flash of the wrong palette
@@ -315,6 +322,10 @@ def compose(parent: QObject, *, store_path: Path | None = None,
                                 folders=lambda: local.folders, parent=window)
 
         def changed(s: AppSettings) -> None:
+            if s.runtime != current[0].runtime:
+                from app.runtimes import select
+
+                select.want(s.runtime or None)  # chosen again at the next load
             current[0] = s
             runner.port = s.launch_port  # from the next load on
 

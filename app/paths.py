@@ -49,6 +49,11 @@ def models_dir() -> Path:
     return _ensure(Path(override) if override else _root("data") / "models")
 
 
+def runtimes_dir() -> Path:
+    """Runtimes built or added after installation (not created: only listed)."""
+    return _root("data") / "runtimes"
+
+
 def log_dir() -> Path:
     """The rotating application log and the runner's logs."""
     return _ensure(_root("log"))

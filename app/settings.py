@@ -66,6 +66,8 @@ class AppSettings:
     # Other apps on this computer may use the loaded model (the dialog shows URL and key).
     share_runner: bool = False
     first_run_done: bool = False
+    # The runner's runtime by name (app/runtimes); "" chooses from the hardware.
+    runtime: str = ""
     window_geometry: bytes | None = None  # QWidget.saveGeometry()
     window_state: bytes | None = None  # QMainWindow.saveState()
 
@@ -105,6 +107,7 @@ def to_json(settings: AppSettings) -> dict[str, Any]:
         "runner_port": settings.runner_port,
         "share_runner": settings.share_runner,
         "first_run_done": settings.first_run_done,
+        "runtime": settings.runtime,
         "window_geometry": _b64(settings.window_geometry),
         "window_state": _b64(settings.window_state),
     }
@@ -160,6 +163,7 @@ def from_json(data: object, steps: Mapping[int, Migration] | None = None,
         runner_port=pick("runner_port", is_port, default.runner_port),
         share_runner=pick("share_runner", is_bool, default.share_runner),
         first_run_done=pick("first_run_done", is_bool, default.first_run_done),
+        runtime=pick("runtime", _is_runtime_name, default.runtime),
         window_geometry=_unb64(d.get("window_geometry"), "window_geometry"),
         window_state=_unb64(d.get("window_state"), "window_state"),
     )
@@ -222,8 +226,15 @@ def _set_aside(path: Path, suffix: str) -> Path | None:
     return target
 
 
+def _is_runtime_name(v: Any) -> bool:
+    # A folder name or path (the settings file is the user's, not trusted to be sane).
+    return isinstance(v, str) and len(v) < 4096 and "\0" not in v
+
+
 def _problems(s: AppSettings) -> list[str]:
     problems = []
+    if not _is_runtime_name(s.runtime):
+        problems.append(f"the runtime must be a name, not {s.runtime!r}")
     if s.theme not in THEMES:
         problems.append(f"theme must be one of {', '.join(THEMES)}, not {s.theme!r}")
     if isinstance(s.runner_port, bool) or not isinstance(s.runner_port, int) or \

@@ -7,7 +7,8 @@
 Safe to run again: an install step is skipped while pyproject.toml and the Python version are
 unchanged since it last succeeded. Needs only Python 3.11+, a C/C++ compiler and CMake
 (llama-cpp-python compiles llama.cpp on first install: about 10 minutes on 2 cores; pip keeps
-the built wheel in its cache, so a second install takes seconds).
+the built wheel in its cache, so a second install takes seconds). Then it builds the runtimes
+that fit this machine (installers/build_runtime.py auto) and says what it built.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def main(argv: list[str]) -> int:
         return 1
     ensure_venv()
     install(EXTRAS[command])
+    if os.environ.get("HEARTH_SKIP_RUNTIMES") != "1":
+        build_runtimes()
     if command == "run":
         return subprocess.call([str(PY), "-m", "app", *rest], cwd=ROOT)
     return run_tests(rest)
@@ -82,6 +85,18 @@ def install(extras: str) -> None:
     subprocess.check_call([*pip, "-q", "--upgrade", "pip"], cwd=ROOT)
     subprocess.check_call([*pip, "-e", f".[{extras}]"], cwd=ROOT, env=env)
     stamp.write_text(digest)
+
+
+def build_runtimes() -> None:
+    """The runtimes that fit this machine, into .venv/runtimes (the app finds them there).
+
+    CPU everywhere (every CPU variant: about 25 minutes on 2 cores the first time, then
+    cached in ~/.cache/hearth/runtimes), CUDA where an NVIDIA driver and nvcc are present,
+    Metal on Apple Silicon. HEARTH_SKIP_RUNTIMES=1 skips this; the app then serves with
+    llama-cpp-python's own build.
+    """
+    subprocess.check_call([str(PY), str(ROOT / "installers" / "build_runtime.py"), "auto",
+                           "--python", str(PY), "--out", str(VENV / "runtimes")], cwd=ROOT)
 
 
 def _llama_installed() -> bool:

@@ -39,7 +39,15 @@ ERROR_GRACE_S = 0.5
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv = _choose_runtime(argv)
+    except ValueError as exc:
+        print(f"hearth-runner: {exc}", file=sys.stderr)
+        return EXIT_BAD_ARGS
     parser = argparse.ArgumentParser(prog="hearth-runner", description=__doc__)
+    parser.add_argument("--runtime", metavar="FOLDER",
+                        help="serve with the llama.cpp build in FOLDER (installers/"
+                             "build_runtime.py makes one); given before the command")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve a model over HTTP")
     add_load_flags(serve)
@@ -56,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("probe", help="dry-run a load and print the memory it would need",
                    add_help=False)
     sub.add_parser("devices", help="print the devices this runner build can use", add_help=False)
+    sub.add_parser("selftest", help="load a tiny model on every device and generate",
+                   add_help=False)
 
     if argv and argv[0] == "probe":
         from runner.memory import main as probe_main
@@ -65,8 +75,32 @@ def main(argv: list[str] | None = None) -> int:
         from runner.devices import main as devices_main
 
         return devices_main(argv[1:])
+    if argv and argv[0] == "selftest":
+        from runner.selftest import main as selftest_main
+
+        return selftest_main(argv[1:])
     args = parser.parse_args(argv)
     return serve_main(args)
+
+
+def _choose_runtime(argv: list[str]) -> list[str]:
+    """Take ``--runtime FOLDER`` from before the command and make it this process's runtime.
+
+    It must come first: llama.cpp is loaded from the chosen folder when first imported.
+    """
+    folder = None
+    if argv and argv[0] == "--runtime" and len(argv) > 1:
+        folder, argv = argv[1], argv[2:]
+    elif argv and argv[0].startswith("--runtime="):
+        folder, argv = argv[0].split("=", 1)[1], argv[1:]
+    if folder:
+        from runner import runtime
+
+        try:
+            runtime.use(folder)
+        except runtime.RuntimeUnusable as exc:
+            raise ValueError(str(exc)) from None
+    return argv
 
 
 def serve_main(args: argparse.Namespace) -> int:

@@ -2,10 +2,11 @@
 
 The app detects what the machine has; only the runner knows what its llama.cpp build can use of it
 (a CPU-only wheel on a CUDA machine sees no GPU). This asks ggml directly, through ctypes on the
-libggml that llama-cpp-python ships, and prints JSON:
+llama.cpp libraries the runner loaded (runner/runtime.py), and prints JSON:
 
     {"devices": [{"name", "description", "type", "free", "total"}], "backends": [...],
-     "system_info": "...", "cpu_features": [...], "llama_cpp_version": "..."}
+     "system_info": "...", "cpu_features": [...], "cpu_variant": "haswell",
+     "runtime": {"name", "backend", "path", ...}, "llama_cpp_version": "..."}
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import ctypes
 import json
 import logging
 import sys
-from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -31,75 +31,53 @@ class DevicesError(RuntimeError):
     """The runner's llama.cpp libraries could not be loaded or asked for devices."""
 
 
-def _lib_path(directory: Path, base: str) -> Path:
-    for name in (f"lib{base}.so", f"lib{base}.dylib", f"{base}.dll", f"lib{base}.dll"):
-        if (directory / name).exists():
-            return directory / name
-    raise DevicesError(
-        f"The runner's ggml library ({base}) is missing from {directory}; reinstall the runner."
-    )
-
-
 class _Ggml:
-    """ctypes bindings for the few ggml-backend functions this needs."""
+    """ctypes bindings for the few ggml-backend functions this needs, on libllama's handle.
 
-    def __init__(self, lib_dir: Path) -> None:
-        # libggml holds the registry (count/get/load_all); libggml-base the device accessors.
-        self.ggml = ctypes.CDLL(str(_lib_path(lib_dir, "ggml")))
-        self.base = ctypes.CDLL(str(_lib_path(lib_dir, "ggml-base")))
-        g, b = self.ggml, self.base
-        g.ggml_backend_dev_count.argtypes = []
-        g.ggml_backend_dev_count.restype = ctypes.c_size_t
-        g.ggml_backend_dev_get.argtypes = [ctypes.c_size_t]
-        g.ggml_backend_dev_get.restype = ctypes.c_void_p
-        g.ggml_backend_reg_count.argtypes = []
-        g.ggml_backend_reg_count.restype = ctypes.c_size_t
-        g.ggml_backend_reg_get.argtypes = [ctypes.c_size_t]
-        g.ggml_backend_reg_get.restype = ctypes.c_void_p
-        b.ggml_backend_reg_name.argtypes = [ctypes.c_void_p]
-        b.ggml_backend_reg_name.restype = ctypes.c_char_p
-        for fn in (b.ggml_backend_dev_name, b.ggml_backend_dev_description):
+    Not on ``libggml.so`` opened by path: that would be a second ggml with a registry of its own
+    (runner/runtime.py), blind to the backends llama loaded.
+    """
+
+    def __init__(self, handle: ctypes.CDLL) -> None:
+        h = self.h = handle
+        h.ggml_backend_dev_count.argtypes = []
+        h.ggml_backend_dev_count.restype = ctypes.c_size_t
+        h.ggml_backend_dev_get.argtypes = [ctypes.c_size_t]
+        h.ggml_backend_dev_get.restype = ctypes.c_void_p
+        h.ggml_backend_reg_count.argtypes = []
+        h.ggml_backend_reg_count.restype = ctypes.c_size_t
+        h.ggml_backend_reg_get.argtypes = [ctypes.c_size_t]
+        h.ggml_backend_reg_get.restype = ctypes.c_void_p
+        h.ggml_backend_reg_name.argtypes = [ctypes.c_void_p]
+        h.ggml_backend_reg_name.restype = ctypes.c_char_p
+        for fn in (h.ggml_backend_dev_name, h.ggml_backend_dev_description):
             fn.argtypes = [ctypes.c_void_p]
             fn.restype = ctypes.c_char_p
-        b.ggml_backend_dev_type.argtypes = [ctypes.c_void_p]
-        b.ggml_backend_dev_type.restype = ctypes.c_int
-        b.ggml_backend_dev_memory.argtypes = [
+        h.ggml_backend_dev_type.argtypes = [ctypes.c_void_p]
+        h.ggml_backend_dev_type.restype = ctypes.c_int
+        h.ggml_backend_dev_memory.argtypes = [
             ctypes.c_void_p,
             ctypes.POINTER(ctypes.c_size_t),
             ctypes.POINTER(ctypes.c_size_t),
         ]
-        b.ggml_backend_dev_memory.restype = None
-
-    def load_backends(self, lib_dir: Path) -> None:
-        """Builds with GGML_BACKEND_DL register nothing until their backend libraries load."""
-        fn = getattr(self.ggml, "ggml_backend_load_all_from_path", None)
-        if fn is not None:
-            fn.argtypes = [ctypes.c_char_p]
-            fn.restype = None
-            fn(str(lib_dir).encode())
-            return
-        fn = getattr(self.ggml, "ggml_backend_load_all", None)
-        if fn is not None:
-            fn.argtypes = []
-            fn.restype = None
-            fn()
+        h.ggml_backend_dev_memory.restype = None
 
     def backends(self) -> list[str]:
-        return [
-            _text(self.base.ggml_backend_reg_name(self.ggml.ggml_backend_reg_get(i)))
-            for i in range(self.ggml.ggml_backend_reg_count())
-        ]
+        h = self.h
+        return [_text(h.ggml_backend_reg_name(h.ggml_backend_reg_get(i)))
+                for i in range(h.ggml_backend_reg_count())]
 
     def devices(self) -> list[dict[str, Any]]:
+        h = self.h
         out = []
-        for i in range(self.ggml.ggml_backend_dev_count()):
-            dev = self.ggml.ggml_backend_dev_get(i)
+        for i in range(h.ggml_backend_dev_count()):
+            dev = h.ggml_backend_dev_get(i)
             free, total = ctypes.c_size_t(0), ctypes.c_size_t(0)
-            self.base.ggml_backend_dev_memory(dev, ctypes.byref(free), ctypes.byref(total))
-            kind = self.base.ggml_backend_dev_type(dev)
+            h.ggml_backend_dev_memory(dev, ctypes.byref(free), ctypes.byref(total))
+            kind = h.ggml_backend_dev_type(dev)
             out.append({
-                "name": _text(self.base.ggml_backend_dev_name(dev)),
-                "description": _text(self.base.ggml_backend_dev_description(dev)),
+                "name": _text(h.ggml_backend_dev_name(dev)),
+                "description": _text(h.ggml_backend_dev_description(dev)),
                 "type": DEVICE_TYPES.get(kind, f"other({kind})"),
                 "free": int(free.value),
                 "total": int(total.value),
@@ -129,24 +107,25 @@ def cpu_features(system_info: str) -> list[str]:
 
 def list_devices() -> dict[str, Any]:
     """The devices and CPU features of this runner build; raises DevicesError if unloadable."""
+    from runner import runtime
+
     try:
-        import llama_cpp
+        llama_cpp = runtime.llama()
+    except runtime.RuntimeUnusable as exc:
+        raise DevicesError(str(exc)) from exc
     except Exception as exc:  # ImportError, or OSError from a library that fails to load
         raise DevicesError(
             f"llama-cpp-python could not be loaded ({exc}); install the runner's dependencies "
-            "(pip install 'hearth[runner]')."
+            "(pip install 'hearth[runner]'), or build the runtime again."
         ) from exc
-    lib_dir = Path(llama_cpp.__file__).resolve().parent / "lib"
     try:
-        ggml = _Ggml(lib_dir)
-        if ggml.ggml.ggml_backend_dev_count() == 0:
-            ggml.load_backends(lib_dir)
+        ggml = _Ggml(runtime.lib())
         devices = ggml.devices()
         backends = ggml.backends()
     except (OSError, AttributeError) as exc:
         raise DevicesError(
-            f"The runner's ggml library in {lib_dir} does not answer device queries ({exc}); "
-            "it may be from an incompatible llama-cpp-python build."
+            f"The runner's llama.cpp libraries do not answer device queries ({exc}); they may "
+            "be from an incompatible build."
         ) from exc
     system_info = _text(llama_cpp.llama_print_system_info()).strip()
     return {
@@ -154,6 +133,8 @@ def list_devices() -> dict[str, Any]:
         "backends": backends,
         "system_info": system_info,
         "cpu_features": cpu_features(system_info),
+        "cpu_variant": runtime.cpu_variant(),
+        "runtime": runtime.chosen(),
         "llama_cpp_version": str(getattr(llama_cpp, "__version__", "")),
     }
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import llama_cpp
 
-from runner import llamalog
+from runner import llamalog, runtime
 from runner.holdback import overlap
 from runner.llamalog import last_error
 from runner.params import ParamsError, context_params, model_params
@@ -177,6 +177,7 @@ class Model:
     ) -> Model:
         """Load model and context. ``on_progress(p)`` returning False aborts the load."""
         llamalog.install()
+        runtime.llama()  # the runtime's backends first: a GGML_BACKEND_DL build has none yet
         llama_cpp.llama_backend_init()
         keep: list[Any] = []  # ctypes arrays the params point into, alive until the load ends
         try:
@@ -683,8 +684,11 @@ def system_info() -> str:
 
 def build_info() -> dict[str, Any]:
     """What this runner build is, for /runner/status."""
+    runtime.llama()  # a GGML_BACKEND_DL runtime knows its GPU support once its backends load
     return {
         "llama_cpp_python": getattr(llama_cpp, "__version__", "unknown"),
         "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload()),
         "system_info": system_info(),
+        "runtime": runtime.chosen(),
+        "cpu_variant": runtime.cpu_variant(),
     }

@@ -242,7 +242,7 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
     """Dry-run ``settings``; return per-device weights, KV and compute bytes."""
     import llama_cpp
 
-    from runner import llamalog
+    from runner import llamalog, runtime
 
     options = options or ProbeOptions()
     if not os.path.isfile(settings.model):
@@ -250,6 +250,7 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
     started = time.monotonic()
     sizes = model_tensor_sizes(settings.model)
     llamalog.install()
+    runtime.llama()  # the runtime's backends first: a GGML_BACKEND_DL build has none yet
     llama_cpp.llama_backend_init()
     from runner.params import ParamsError, context_params, model_params
 

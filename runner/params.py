@@ -7,7 +7,6 @@ plan if it measures exactly the parameters `serve` will load with.
 from __future__ import annotations
 
 import ctypes
-import os
 from typing import Any
 
 import llama_cpp
@@ -84,20 +83,13 @@ class _BuftOverride(ctypes.Structure):
 
 def set_cpu_moe(mp: Any, n_cpu_moe: int, keep: list[Any]) -> None:
     """Keep the expert tensors of layers 0..n-1 in CPU memory (llama-server's --n-cpu-moe)."""
-    try:
-        from llama_cpp._ggml import libggml
+    from runner import runtime
 
-        cpu_buft_fn = libggml.ggml_backend_cpu_buffer_type
-    except (ImportError, AttributeError):
-        try:
-            lib = ctypes.CDLL(os.path.join(os.path.dirname(llama_cpp.__file__), "lib",
-                                           "libggml-cpu.so"))
-            cpu_buft_fn = lib.ggml_backend_cpu_buffer_type
-        except OSError as exc:
-            raise ParamsError("this runner build cannot keep expert tensors on the CPU "
-                             f"({exc}).") from exc
-    cpu_buft_fn.restype = ctypes.c_void_p
-    buft = cpu_buft_fn()
+    try:
+        buft = runtime.cpu_buffer_type()
+    except (OSError, AttributeError, runtime.RuntimeUnusable) as exc:
+        raise ParamsError("this runner build cannot keep expert tensors on the CPU "
+                          f"({exc}).") from exc
     n = min(n_cpu_moe, llama_cpp.llama_max_tensor_buft_overrides() - 1) \
         if hasattr(llama_cpp, "llama_max_tensor_buft_overrides") else n_cpu_moe
     overrides = (_BuftOverride * (n + 1))()

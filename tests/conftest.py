@@ -17,3 +17,6 @@ os.environ.pop("HF_HUB_OFFLINE", None)
 # No test may read or write the real OS keyring; tests that need one install an in-memory one.
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 os.environ["HEARTH_MODELS_DIR"] = os.path.join(os.environ["HEARTH_HOME"], "models")
+# The runner's own llama-cpp-python libraries, whatever runtimes this checkout has built: the
+# runtime tests (tests/integration/test_runtimes.py) name the runtime they exercise.
+os.environ["HEARTH_RUNTIME"] = "built-in"

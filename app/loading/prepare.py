@@ -120,7 +120,7 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
     token.check()
     stored = {} if remote else stored_corrections(store, build, model_path)
 
-    notes: list[Reason] = []
+    notes: list[Reason] = list(build.notes)
     if not build.known and build.problem and hardware.runner is None:
         notes.append(Reason("runner_unknown", {"why": build.problem}))
     if stored:

@@ -209,6 +209,11 @@ _WORDING: dict[str, Callable[[Params], str]] = {
     "runner_unknown": lambda p: (f"The runner could not say which devices its build can use "
                                  f"({str(p['why']).rstrip('.')}), so the plan is for the GPUs "
                                  "this computer has."),
+    # the runtime (app/runtimes)
+    "runtime_chosen": lambda p: (f"Runtime: {p['runtime']}"
+                                 + (f", {str(p['why']).rstrip('.')}." if p.get("why") else ".")),
+    "runtime_skipped": lambda p: (f"Runtime {p['runtime']} not used: "
+                                  f"{str(p['why']).rstrip('.')}."),
     "probe_matches": lambda p: "Checked with llama.cpp's dry run: the prediction matches.",
     "probe_corrected": lambda p: ("Checked with llama.cpp's dry run, which corrected the first "
                                   f"estimate ({_corrections(p, 3)})."),

@@ -32,6 +32,7 @@ from typing import Any
 from app.hardware.merge import RunnerDevicesError, runner_info_from_json
 from app.hardware.report import RunnerDevice, RunnerInfo
 from app.jobs import CancelledError, CancelToken
+from app.planner.types import Reason
 from app.runner_client.command import runner_program
 from app.storage.atomic import write_json_atomic
 
@@ -74,6 +75,8 @@ class RunnerBuild:
     devices: tuple[RunnerDevice, ...] = ()
     features: tuple[str, ...] = ()
     problem: str = ""
+    # Why this build serves (the runtime choice, app/runtimes): shown among the plan's reasons.
+    notes: tuple[Reason, ...] = ()
 
     @property
     def known(self) -> bool:
@@ -201,8 +204,16 @@ def program_fingerprint(program: Sequence[str]) -> str:
     files: list[Path] = []
     exe = shutil.which(program[0]) or program[0]
     files.append(Path(exe))
-    if list(program[1:3]) == ["-m", "runner"]:
-        files += _llama_libraries()
+    rest = list(program[1:])
+    if rest[:2] == ["-m", "runner"]:
+        rest = rest[2:]
+        if "--runtime" not in rest:
+            files += _llama_libraries()
+    if "--runtime" in rest[:-1]:
+        # A runtime's own libraries and manifest (app/runtimes): rebuilding it asks again.
+        folder = Path(rest[rest.index("--runtime") + 1])
+        files.append(folder / "manifest.json")
+        files += _files_in(folder / "lib")
     parts = [_stat(f) for f in files]
     parts.append("LLAMA_CPP_LIB_PATH=" + os.environ.get("LLAMA_CPP_LIB_PATH", ""))
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
@@ -215,11 +226,14 @@ def _llama_libraries() -> list[Path]:
         return []
     if spec is None or not spec.origin:
         return []
-    lib = Path(spec.origin).parent / "lib"
+    return _files_in(Path(spec.origin).parent / "lib")
+
+
+def _files_in(folder: Path) -> list[Path]:
     try:
-        return sorted(p for p in lib.iterdir() if p.is_file())
+        return sorted(p for p in folder.iterdir() if p.is_file())
     except OSError:
-        return [lib]
+        return [folder]
 
 
 def _stat(path: Path) -> str:

@@ -21,13 +21,28 @@ class RunnerLaunch:
     key: str = field(repr=False)
 
 
-def runner_program() -> list[str]:
-    """How to start the runner: this interpreter with ``-m runner`` (a frozen build will ship a
-    runner executable per backend and return its path here)."""
+# ``--runtime <folder>`` of the runtime this process chose (app/runtimes/select.py); empty:
+# the runner's own llama-cpp-python libraries.
+_runtime_args: tuple[str, ...] = ()
+
+
+def set_runtime_args(args: tuple[str, ...]) -> None:
+    global _runtime_args
+    _runtime_args = tuple(args)
+
+
+def base_program() -> list[str]:
+    """How to start the runner, before a runtime is named: this interpreter with ``-m runner``,
+    or ``HEARTH_RUNNER`` (a frozen build's runner executable)."""
     override = os.environ.get("HEARTH_RUNNER")
     if override:
         return [override]
     return [sys.executable, "-m", "runner"]
+
+
+def runner_program() -> list[str]:
+    """How to start the runner with the chosen runtime (its options come before the command)."""
+    return [*base_program(), *_runtime_args]
 
 
 def build_launch(model: str, flags: list[str] | None = None,

@@ -31,7 +31,8 @@ from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan
 from app.planner.types import Pins, PlannerError, Wishes
 from app.runner_client import RunnerClient
-from app.runner_client.build import BuildCache, RunnerBuild, detect_runner_build
+from app.runner_client.build import RunnerBuild
+from app.runtimes.select import chosen_build
 from app.services.runner_process import RunnerProcess, RunnerState
 from app.services.tasks import TaskRunner
 
@@ -64,11 +65,6 @@ def _default_detect() -> HardwareReport:
     return detect_hardware()
 
 
-def _default_build(token: CancelToken) -> RunnerBuild:
-    """The runner this app starts, asked once per install (cached in the cache directory)."""
-    return detect_runner_build(token=token, cache=BuildCache())
-
-
 # The offload panel's saved pins for a model on a machine (TuningService.saved_pins); called on
 # the planning thread, None when the user pinned nothing.
 PinsLookup = Callable[[str, "HardwareReport"], Pins | None]
@@ -96,7 +92,7 @@ class ModelLoader(QObject):
                  detect: Callable[[], HardwareReport] = _default_detect,
                  wishes: Wishes | None = None,
                  store: CorrectionStore | None = None,
-                 find_build: Callable[[CancelToken], RunnerBuild] = _default_build,
+                 find_build: Callable[[CancelToken], RunnerBuild] | None = None,
                  probe: Probe | None = run_probe,
                  pins_for: PinsLookup | None = None,
                  parent: QObject | None = None) -> None:
@@ -107,7 +103,8 @@ class ModelLoader(QObject):
         self._detect = detect
         self.wishes = wishes or Wishes()
         self._store = store
-        self._find_build = find_build
+        # Default: the chosen runtime's build (app/runtimes), asked once per install.
+        self._find_build = find_build or (lambda token: chosen_build(token, self._machine))
         self._probe = probe
         self._pins_for = pins_for
         self._job: CancelToken | None = None  # the plan being made
@@ -125,6 +122,11 @@ class ModelLoader(QObject):
         runner.ready.connect(self._on_ready)
         runner.failed.connect(self._on_failed)
         runner.state_changed.connect(self._on_state)
+
+    def _machine(self) -> HardwareReport:
+        """The report the runtime is chosen for (on the planning thread)."""
+        cached = self._cached_hardware() if self._cached_hardware is not None else None
+        return cached or self._report or self._detect()
 
     # ---- public ------------------------------------------------------------------------------
 

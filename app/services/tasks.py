@@ -11,16 +11,23 @@ Two kinds of work, kept apart so a slow one never stalls a quick one:
   closing the window during a plan exits at once instead of waiting for it.
 
 Results arrive through queued signals, which Qt delivers in the receiver's (GUI) thread.
+
+The pool is Python's threads, not a ``QThreadPool``: a ``QThreadPool`` destroyed with its owner
+waits for its running jobs inside the C++ destructor while the caller holds the GIL, and a job
+that needs the GIL to finish (every Python job does) then waits for it forever. Garbage
+collection can run that destructor at any moment, so it hung the app's tests in CI.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, Signal
 
 from app.jobs import CancelledError, CancelToken
 
@@ -82,16 +89,61 @@ class _Outcome(Generic[T]):
             self.relay.succeeded.emit(result)
 
 
-class _Job(QRunnable):
-    def __init__(self, fn: Callable[[], Any], outcome: _Outcome[Any],
-                 expected: tuple[type[BaseException], ...]) -> None:
-        super().__init__()
-        self._fn = fn
-        self._outcome = outcome
-        self._expected = expected
+class _Pool:
+    """Up to ``size`` daemon threads taking calls from one queue; idle ones end after a while.
 
-    def run(self) -> None:
-        self._outcome.deliver(self._fn, self._expected)
+    Daemons: a call stuck on the network never keeps a closing app alive.
+    """
+
+    IDLE_S = 30.0
+
+    def __init__(self, size: int, name: str) -> None:
+        self._size = max(1, size)
+        self._name = name
+        self._queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Condition()
+        self._threads = 0
+        self._pending = 0  # queued or running
+
+    def submit(self, call: Callable[[], None]) -> None:
+        with self._lock:
+            self._pending += 1
+            # Under the lock, so a thread ending for idleness never misses it.
+            self._queue.put(call)
+            if self._pending <= self._threads or self._threads >= self._size:
+                return  # a thread is free, or all are busy and one takes it when done
+            self._threads += 1
+            number = self._threads
+        threading.Thread(target=self._work, name=f"{self._name}-{number}", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                call = self._queue.get(timeout=self.IDLE_S)
+            except queue.Empty:
+                with self._lock:
+                    if self._queue.empty():
+                        self._threads -= 1
+                        return
+                continue
+            try:
+                call()
+            except BaseException:  # deliver() catches; this only guards the pool itself
+                log.exception("%s: a task escaped its handler", self._name)
+            finally:
+                with self._lock:
+                    self._pending -= 1
+                    self._lock.notify_all()
+
+    def wait(self, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            while self._pending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(left)
+        return True
 
 
 class TaskRunner(QObject):
@@ -101,8 +153,7 @@ class TaskRunner(QObject):
                  name: str = "tasks") -> None:
         super().__init__(parent)
         self.name = name
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(max_threads)
+        self._pool = _Pool(max_threads, name)
         self._live: set[_Outcome[Any]] = set()
         self._jobs: set[CancelToken] = set()
 
@@ -119,7 +170,7 @@ class TaskRunner(QObject):
         ``expected``: exception types that are outcomes, not bugs (logged without a traceback).
         """
         outcome: _Outcome[T] = _Outcome(self, on_ok, on_err, self.name)
-        self._pool.start(_Job(fn, outcome, expected))
+        self._pool.submit(lambda: outcome.deliver(fn, expected))
 
     def start_job(
         self,
@@ -154,4 +205,4 @@ class TaskRunner(QObject):
 
     def wait(self, msecs: int = 5000) -> bool:
         """Wait for the short calls in the pool (used on shutdown and in tests)."""
-        return bool(self._pool.waitForDone(msecs))
+        return self._pool.wait(msecs / 1000)

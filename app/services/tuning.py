@@ -37,7 +37,8 @@ from app.loading.tuning import (
 from app.planner.corrections import CorrectionStore
 from app.planner.plan import LaunchPlan
 from app.planner.types import Pins, PlannerError, Wishes
-from app.runner_client.build import BuildCache, RunnerBuild, detect_runner_build
+from app.runner_client.build import RunnerBuild
+from app.runtimes.select import chosen_build
 from app.services.storage import StoreService
 from app.services.tasks import TaskRunner
 from app.storage.db import Database
@@ -56,11 +57,6 @@ def _default_detect() -> HardwareReport:
     return detect_hardware()
 
 
-def _default_build(token: CancelToken) -> RunnerBuild:
-    """The runner this app starts, as the loader asks for it (cached in the cache directory)."""
-    return detect_runner_build(token=token, cache=BuildCache())
-
-
 class TuningService(QObject):
     """Opens models for the offload panel, plans their pins and saves them."""
 
@@ -73,7 +69,7 @@ class TuningService(QObject):
                  detect: Callable[[], HardwareReport] = _default_detect,
                  wishes: Wishes | None = None,
                  corrections: CorrectionStore | None = None,
-                 find_build: Callable[[CancelToken], RunnerBuild] = _default_build,
+                 find_build: Callable[[CancelToken], RunnerBuild] | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._tasks = tasks
@@ -82,9 +78,14 @@ class TuningService(QObject):
         self._detect = detect
         self.wishes = wishes or Wishes()  # the loader's: the panel plans as the load will
         self._corrections = corrections
-        self._find_build = find_build
+        # Default: the chosen runtime's build, as the loader asks for it.
+        self._find_build = find_build or (lambda token: chosen_build(token, self._machine))
         self._job: CancelToken | None = None
         self._gui_thread = threading.get_ident()
+
+    def _machine(self) -> HardwareReport:
+        cached = self._cached_hardware() if self._cached_hardware is not None else None
+        return cached or self._detect()
 
     # -- the panel's calls ---------------------------------------------------------------------
 

@@ -35,6 +35,8 @@ from PySide6.QtWidgets import (
 
 from app import paths
 from app.library.folders import LibraryFolders, load_folders
+from app.runtimes.catalog import Runtime, list_runtimes
+from app.runtimes.select import current_choice
 from app.services.protocols import HubLike, LocalModelsLike, RunnerLike
 from app.services.runner_process import RunnerState
 from app.settings import MAX_PORT, MIN_FIXED_PORT, AppSettings, save_settings, valid_port
@@ -73,6 +75,7 @@ class SettingsDialog(QDialog):
                  choose_folder: Callable[[QWidget, str, str], str] | None = None,
                  copy_text: Callable[[str], None] | None = None,
                  log_folder: Path | None = None,
+                 runtimes: Callable[[], list[Runtime]] = list_runtimes,
                  parent: QWidget | None = None) -> None:
         """``apply_theme(theme)`` switches the theme (ThemeController.apply); ``save(settings)``
         writes them (raises OSError); ``folders()`` is the library's folders now (the
@@ -92,11 +95,13 @@ class SettingsDialog(QDialog):
         self._choose_folder = choose_folder or _choose_folder
         self._copy = copy_text or _copy
         self._log_folder = log_folder
+        self._runtimes = runtimes
 
         layout = QVBoxLayout(self)
         layout.addWidget(self._models_box())
         layout.addWidget(self._hub_box())
         layout.addWidget(self._sharing_box())
+        layout.addWidget(self._runtime_box())
         layout.addWidget(self._appearance_box())
         layout.addWidget(self._logs_box())
         layout.addStretch(1)  # a taller dialog grows here, not inside the boxes
@@ -225,6 +230,33 @@ class SettingsDialog(QDialog):
         form.addRow(self.connection_note)
         return box
 
+    def _runtime_box(self) -> QGroupBox:
+        box = QGroupBox("Runtime")
+        self.runtime_combo = QComboBox()
+        self.runtime_combo.setAccessibleName("Runtime")
+        self.runtime_combo.addItem("Automatic (the best one for this computer)", "")
+        found = self._runtimes()  # a few small manifest files
+        for rt in found:
+            text = rt.label() + (f": cannot be used ({rt.problem})" if rt.problem else "")
+            self.runtime_combo.addItem(text, rt.name)
+        if self._settings.runtime and self.runtime_combo.findData(self._settings.runtime) < 0:
+            self.runtime_combo.addItem(f"{self._settings.runtime} (not installed)",
+                                       self._settings.runtime)
+        self.runtime_combo.setCurrentIndex(max(0, self.runtime_combo.findData(
+            self._settings.runtime)))
+        self.runtime_combo.activated.connect(self._on_runtime_chosen)
+        in_use = current_choice()
+        self.runtime_note = plain_label(
+            ("In use: " + in_use.runtime.label() + ". " if in_use else "")
+            + "The llama.cpp build the runner serves with: CUDA for NVIDIA, Metal on Apple "
+              "Silicon, Vulkan for AMD and Intel, else the CPU. Each is self-tested before "
+              "use; a change applies from the next load.", wrap=True)
+        self.runtime_note.setObjectName("runtime_note")
+        form = QFormLayout(box)
+        form.addRow("Runtime:", _left(self.runtime_combo))
+        form.addRow(self.runtime_note)
+        return box
+
     def _appearance_box(self) -> QGroupBox:
         box = QGroupBox("Appearance")
         self.theme_combo = QComboBox()
@@ -331,6 +363,9 @@ class SettingsDialog(QDialog):
             return
         self._update(runner_port=port)
         self._show_connection()
+
+    def _on_runtime_chosen(self, index: int) -> None:
+        self._update(runtime=str(self.runtime_combo.itemData(index) or ""))
 
     def _on_theme_chosen(self, index: int) -> None:
         theme = str(self.theme_combo.itemData(index))

@@ -136,6 +136,7 @@ def spawn_runner(
     command: str = "serve",
     stdin: int = subprocess.PIPE,
     watch_stdin: bool = True,
+    runtime: str | os.PathLike[str] | None = None,
 ) -> Runner:
     """Start ``python -m runner serve --model <model> [--watch-stdin] <args>``; do not wait.
 
@@ -149,7 +150,8 @@ def spawn_runner(
     if key is not None:
         full_env["HEARTH_API_KEY"] = key
     full_env.update(env or {})
-    argv = [sys.executable, "-m", "runner", command]
+    argv = [sys.executable, "-m", "runner",
+            *(["--runtime", str(runtime)] if runtime is not None else []), command]
     if model is not None or command == "serve":
         argv += ["--model", str(model if model is not None else model_path(TINY))]
     if command == "serve" and watch_stdin:
@@ -194,9 +196,10 @@ def tiny_model() -> Path:
 
 
 @contextmanager
-def running(*args: str, model: str | os.PathLike[str] | None = None) -> Iterator[Runner]:
+def running(*args: str, model: str | os.PathLike[str] | None = None,
+            runtime: str | os.PathLike[str] | None = None) -> Iterator[Runner]:
     """A ready runner for a fixture's lifetime; it must exit cleanly (code 0) at the end."""
-    r = spawn_runner(*args, model=model)
+    r = spawn_runner(*args, model=model, runtime=runtime)
     try:
         r.wait_listening()
         r.wait_ready()

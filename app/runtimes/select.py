@@ -1,0 +1,109 @@
+"""Choose this process's runtime once (off the GUI thread) and make the runner use it.
+
+``HEARTH_RUNTIME`` (or ``--runtime`` on the command line, or the settings) names one runtime by
+name or folder; empty or ``auto`` lets :func:`~app.runtimes.choose.choose` decide. The choice
+sets the runner program (:func:`app.runner_client.command.set_runtime_args`), so the device
+list, the dry run, the served model and the measured corrections all come from one build.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from app.hardware.report import HardwareReport
+from app.jobs import CancelToken
+from app.runner_client import command
+from app.runner_client.build import (
+    BuildCache,
+    RunnerBuild,
+    detect_runner_build,
+    program_fingerprint,
+)
+from app.runtimes.catalog import Runtime, list_runtimes
+from app.runtimes.choose import RuntimeChoice, choose
+from app.runtimes.selftest import SelftestCache, SelftestResult, drivers, run_selftest
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_choice: RuntimeChoice | None = None
+_wanted: str | None = None  # the settings' choice; None: the environment's
+
+
+def wanted_runtime() -> str:
+    """The runtime asked for: the settings' choice, else ``HEARTH_RUNTIME``; "" is automatic."""
+    value = _wanted if _wanted is not None else os.environ.get("HEARTH_RUNTIME", "")
+    return "" if value in ("", "auto") else value
+
+
+def want(name: str | None) -> None:
+    """Ask for a runtime ("" or "auto": automatic); the next load chooses again."""
+    global _wanted, _choice
+    with _lock:
+        _wanted = name
+        _choice = None
+
+
+def current_choice() -> RuntimeChoice | None:
+    """The runtime chosen in this process so far (None before the first load)."""
+    return _choice
+
+
+def select_runtime(report: Callable[[], HardwareReport], *, token: CancelToken | None = None,
+                   folders: Iterable[Path] | None = None, cache: SelftestCache | None = None,
+                   runner: Callable[..., SelftestResult] = run_selftest) -> RuntimeChoice:
+    """This process's runtime (chosen on the first call, then kept), set for the runner."""
+    global _choice
+    with _lock:
+        if _choice is not None:
+            return _choice
+        runtimes = list_runtimes(folders)
+        wanted = wanted_runtime()
+        if cache is None:
+            cache = SelftestCache()
+        machine = report()
+        driver = drivers(machine)
+        base = command.base_program()
+
+        def test(rt: Runtime) -> SelftestResult | None:
+            program = (*base, *rt.args())
+            key = cache.key(program_fingerprint(program), driver)
+            found = cache.get(rt.name, key)
+            if found is None:
+                log.info("self-testing the %s runtime", rt.name)
+                found = runner(program, token=token)
+                if token is None or not token.cancelled:
+                    cache.put(rt.name, key, found)
+            return found
+
+        choice = choose(machine, runtimes, test, wanted)
+        if token is not None:
+            token.check()
+        command.set_runtime_args(choice.args)
+        _choice = choice
+        log.info("runtime: %s", choice.runtime.name)
+        return choice
+
+
+def chosen_build(token: CancelToken | None,
+                 report: Callable[[], HardwareReport]) -> RunnerBuild:
+    """The runner build to plan and load with: the chosen runtime's, with the choice's reasons.
+
+    ``report`` is only called when the runtime has not been chosen yet in this process.
+    """
+    choice = select_runtime(report, token=token)
+    build = detect_runner_build(command.runner_program(), token=token, cache=BuildCache())
+    return dataclasses.replace(build, notes=choice.reasons)
+
+
+def forget() -> None:
+    """Choose again on the next load (a runtime was added, or in tests)."""
+    global _choice
+    with _lock:
+        _choice = None
+        command.set_runtime_args(())
