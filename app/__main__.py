@@ -251,7 +251,15 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     conversations = ConversationService(store, parent)
     library = ModelLibraryService(store, parent)
     runner = RunnerProcess(polls, parent, port=current[0].launch_port)
-    hardware = HardwareService(tasks, detect_hardware, runner_devices=runner_devices,
+    def devices_of_the_runtime() -> dict[str, Any]:
+        # What the runtime the next load uses can drive (chosen now if not yet; off the GUI
+        # thread, with the machine report the service has just shown).
+        from app.runtimes.select import select_runtime
+
+        select_runtime(lambda: hardware.report or detect_hardware())
+        return runner_devices()
+
+    hardware = HardwareService(tasks, detect_hardware, runner_devices=devices_of_the_runtime,
                                parent=parent)
     from app.services.tuning import TuningService
 

@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from app.library.folders import LibraryFolders
+from app.runtimes.catalog import BUILTIN, Runtime
 from app.services.runner_process import RunnerState
 from app.settings import AppSettings
 from app.ui.settings_dialog import SettingsDialog, openai_base_url
@@ -63,8 +64,13 @@ def env(qtbot: Any, tmp_path: Path) -> Any:
         e.chosen.append((caption, start))
         return str(e.answer)
 
+    e.runtimes = [Runtime("cpu-portable", "cpu", tmp_path / "rt" / "cpu-portable"),
+                  Runtime("vulkan", "vulkan", tmp_path / "rt" / "vulkan",
+                          problem="it has no llama library in lib"), BUILTIN]
+
     def make(settings: AppSettings | None = None) -> SettingsDialog:
         d = SettingsDialog(settings or AppSettings(), models=e.models, hub=e.hub, runner=e.runner,
+                           runtimes=lambda: e.runtimes,
                            apply_theme=e.themes.append, save=save,
                            folders=lambda: e.folders.value,
                            open_url=lambda url: e.opened.append(url.toLocalFile()),
@@ -169,6 +175,23 @@ def test_the_theme_applies_at_once_and_is_saved(env: Any, qtbot: Any) -> None:
     d.theme_combo.activated.emit(d.theme_combo.currentIndex())
     assert env.themes == ["dark"]
     assert env.saved[-1].theme == "dark"
+
+
+def test_the_runtime_is_automatic_or_one_installed_and_broken_ones_say_why(env: Any) -> None:
+    d = env.make(AppSettings(runtime="cuda12"))  # saved, then uninstalled
+    items = [d.runtime_combo.itemText(i) for i in range(d.runtime_combo.count())]
+    assert items[0].startswith("Automatic")
+    assert "cpu-portable (CPU)" in items
+    assert "vulkan: cannot be used (it has no llama library in lib)" in items
+    assert "built-in" in items and items[-1] == "cuda12 (not installed)"
+    assert d.runtime_combo.currentData() == "cuda12"
+    d.runtime_combo.setCurrentIndex(d.runtime_combo.findData("cpu-portable"))
+    d.runtime_combo.activated.emit(d.runtime_combo.currentIndex())
+    assert env.saved[-1].runtime == "cpu-portable"
+    d.runtime_combo.setCurrentIndex(0)
+    d.runtime_combo.activated.emit(0)
+    assert env.saved[-1].runtime == ""
+    assert "applies from the next load" in d.runtime_note.text()
 
 
 def test_a_failed_save_still_applies_and_says_so(env: Any) -> None:
