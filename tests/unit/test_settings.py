@@ -34,7 +34,8 @@ def test_no_file_gives_the_defaults(path: Path) -> None:
 
 def test_round_trip_with_window_bytes(path: Path) -> None:
     s = AppSettings(theme="dark", runner_port=8765, share_runner=True, first_run_done=True,
-                    runtime="cuda12", window_geometry=b"\x01\xd9\xd0\xcb\x00\x03\xff", window_state=b"\x00state")
+                    runtime="cuda12", window_geometry=b"\x01\xd9\xd0\xcb\x00\x03\xff",
+                    window_state=b"\x00state")
     save_settings(s, path)
     assert load_settings(path) == s
     data = json.loads(path.read_text("utf-8"))
