@@ -95,12 +95,25 @@ def what_fits() -> list[str]:
     kinds = ["cpu"]
     nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
                                     if Path("/usr/local/cuda/bin/nvcc").exists() else None)
-    if nvcc and shutil.which("nvidia-smi"):
+    if nvcc and _nvidia_gpu_present():
         out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
         m = re.search(r"release (\d+)\.", out)
         if m and f"cuda{m.group(1)}" in MIN_DRIVER:
             kinds.append(f"cuda{m.group(1)}")
     return kinds
+
+
+def _nvidia_gpu_present() -> bool:
+    """A driver that answers and lists a GPU (a toolkit alone, as on a build server, is not
+    a reason to spend an hour compiling CUDA kernels)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "GPU " in out.stdout
 
 
 def llama_cpp_python_version(python: str) -> str:

@@ -1,0 +1,39 @@
+"""The runtime build script's CMake options: what every runtime must have."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "installers" / "build_runtime.py"
+
+
+def script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("build_runtime", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("kind", ["cpu", "vulkan", "cuda12", "cuda13", "metal"])
+def test_every_runtime_is_portable_loadable_and_has_rpc(kind: str) -> None:
+    opts = script().options_for(kind, Path("/hdr"))
+    for needed in ("-DGGML_RPC=ON", "-DGGML_RPC_RDMA=OFF", "-DGGML_BACKEND_DL=ON",
+                   "-DBUILD_SHARED_LIBS=ON", "-DGGML_NATIVE=OFF", "-DLLAMA_BUILD_APP=OFF"):
+        assert needed in opts
+    variants = "-DGGML_CPU_ALL_VARIANTS=ON" in opts
+    assert variants == (kind != "metal")  # Apple Silicon has one CPU to build for
+    assert any(o.startswith("-DCMAKE_INSTALL_RPATH=") for o in opts)
+    if kind == "vulkan":
+        assert "-DVulkan_INCLUDE_DIR=/hdr" in opts
+    if kind.startswith("cuda"):
+        assert "-DGGML_CUDA=ON" in opts
+
+
+def test_an_unknown_kind_is_refused() -> None:
+    with pytest.raises(ValueError):
+        script().options_for("rocm")
