@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _choice: RuntimeChoice | None = None
 _wanted: str | None = None  # the settings' choice; None: the environment's
+_asked = 0  # bumped by want(): a choice made for an older wish is not kept
 
 
 def wanted_runtime() -> str:
@@ -42,11 +43,14 @@ def wanted_runtime() -> str:
 
 
 def want(name: str | None) -> None:
-    """Ask for a runtime ("" or "auto": automatic); the next load chooses again."""
-    global _wanted, _choice
-    with _lock:
-        _wanted = name
-        _choice = None
+    """Ask for a runtime ("" or "auto": automatic); the next load chooses again.
+
+    No lock: the GUI thread calls this, and a self-test may hold the lock for a minute.
+    """
+    global _wanted, _choice, _asked
+    _wanted = name
+    _asked += 1
+    _choice = None
 
 
 def current_choice() -> RuntimeChoice | None:
@@ -62,6 +66,7 @@ def select_runtime(report: Callable[[], HardwareReport], *, token: CancelToken |
     with _lock:
         if _choice is not None:
             return _choice
+        asked = _asked
         runtimes = list_runtimes(folders)
         wanted = wanted_runtime()
         if cache is None:
@@ -85,7 +90,8 @@ def select_runtime(report: Callable[[], HardwareReport], *, token: CancelToken |
         if token is not None:
             token.check()
         command.set_runtime_args(choice.args)
-        _choice = choice
+        if asked == _asked:  # else the user chose again meanwhile: choose again next time
+            _choice = choice
         log.info("runtime: %s", choice.runtime.name)
         return choice
 
