@@ -140,7 +140,7 @@ def test_ctrl_c_exits_130_and_the_same_command_continues(hub: FakeHub, home: Pat
     args = [sys.executable, "-m", "app", "download", REPO, Q4, "--connections", str(connections)]
     _, part, jpath = part_paths(folder(home), Q4)
 
-    hub.throttle_bps = 2_000_000  # per connection: about 3 s in all, time to interrupt it
+    hub.throttle_bps = 1_000_000  # per connection: several seconds in all, time to interrupt it
     proc = subprocess.Popen(args, cwd=ROOT, env=env_for(hub, home), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
