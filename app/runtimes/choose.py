@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from app.hardware.report import HardwareReport
 from app.planner.types import Reason
-from app.runtimes.catalog import BUILTIN, Runtime
+from app.runtimes.catalog import BUILTIN, Runtime, find
 from app.runtimes.selftest import SelftestResult
 
 
@@ -81,18 +81,15 @@ def choose(report: HardwareReport, runtimes: Sequence[Runtime],
     is used untested: there is nothing left to fall back to.
     """
     order, notes = ranked(report, runtimes)
-    if wanted:
-        pick = next((r for r in runtimes if r.name == wanted or str(r.path) == wanted), None)
-        if pick is None:
-            notes.append(Reason("runtime_skipped", {
-                "runtime": wanted, "why": "it is not installed (Settings lists the runtimes)"}))
-        elif pick.problem:
-            pass  # already in the notes
-        else:
-            order = [pick, *(r for r in order if r != pick)]
+    pick = find(runtimes, wanted) if wanted else None
+    if wanted and pick is None:
+        notes.append(Reason("runtime_skipped", {
+            "runtime": wanted, "why": "it is not installed (Settings lists the runtimes)"}))
+    elif pick is not None and not pick.problem:  # a broken one is already in the notes
+        order = [pick, *(r for r in order if r != pick)]
     for rt in order:
         if rt.builtin:
-            why = "your choice" if wanted == rt.name else (
+            why = "your choice" if rt == pick else (
                 "the only runtime installed" if len(order) == 1 else "no better runtime passed "
                 "its self-test")
             return RuntimeChoice(rt, (*notes, Reason("runtime_chosen", {
@@ -101,7 +98,7 @@ def choose(report: HardwareReport, runtimes: Sequence[Runtime],
         if result is not None and not result.ok:
             notes.append(Reason("runtime_skipped", {"runtime": rt.name, "why": result.why_not()}))
             continue
-        why = "your choice" if wanted and wanted in (rt.name, str(rt.path)) else _why(rt, report)
+        why = "your choice" if rt == pick else _why(rt, report)
         if result is not None:
             why += f"; its self-test passed ({result.summary()})"
         return RuntimeChoice(rt, (*notes, Reason("runtime_chosen", {"runtime": rt.label(),

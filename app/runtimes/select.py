@@ -103,7 +103,8 @@ def chosen_build(token: CancelToken | None,
     ``report`` is only called when the runtime has not been chosen yet in this process.
     """
     choice = select_runtime(report, token=token)
-    build = detect_runner_build(command.runner_program(), token=token, cache=BuildCache())
+    program = (*command.base_program(), *choice.args)
+    build = detect_runner_build(program, token=token, cache=BuildCache())
     return dataclasses.replace(build, notes=choice.reasons)
 
 

@@ -107,10 +107,8 @@ def run_selftest(program: Sequence[str], *, token: CancelToken | None = None,
         return SelftestResult(False, error="the self-test printed something that is not JSON")
 
 
-def drivers(report: HardwareReport | None) -> str:
+def drivers(report: HardwareReport) -> str:
     """What in a hardware report invalidates a self-test: the GPUs and their drivers."""
-    if report is None:
-        return ""
     return ";".join(f"{g.vendor}:{g.name}:{g.driver_version or ''}" for g in report.gpus)
 
 

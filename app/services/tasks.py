@@ -13,9 +13,9 @@ Two kinds of work, kept apart so a slow one never stalls a quick one:
 Results arrive through queued signals, which Qt delivers in the receiver's (GUI) thread.
 
 The pool is Python's threads, not a ``QThreadPool``: a ``QThreadPool`` destroyed with its owner
-waits for its running jobs inside the C++ destructor while the caller holds the GIL, and a job
-that needs the GIL to finish (every Python job does) then waits for it forever. Garbage
-collection can run that destructor at any moment, so it hung the app's tests in CI.
+(garbage collection can do that at any moment) waits for its running jobs inside the C++
+destructor, and a Python job needs the GIL to finish. That is the suspected cause of a test run
+that hung in CI in native code (not reproduced here); Python threads take Qt out of it.
 """
 
 from __future__ import annotations
