@@ -140,9 +140,12 @@ def test_ctrl_c_exits_130_and_the_same_command_continues(hub: FakeHub, home: Pat
     args = [sys.executable, "-m", "app", "download", REPO, Q4, "--connections", str(connections)]
     _, part, jpath = part_paths(folder(home), Q4)
 
-    hub.throttle_bps = 1_000_000  # per connection: several seconds in all, time to interrupt it
+    hub.throttle_bps = 4_000_000  # per connection: about 1.6 s in all
+    # A test run started in the background by a shell ignores SIGINT, and a child inherits that:
+    # the child gets the default back, as from a terminal.
     proc = subprocess.Popen(args, cwd=ROOT, env=env_for(hub, home), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 30
         while True:  # interrupt at about half, with more on the way
