@@ -66,6 +66,12 @@ COMMON = [
 ]
 
 
+# A GPU runtime's CPU modules are the portable CPU runtime's own files: the same sources and
+# options, so compiling all fifteen variants again (most of a build's 20 minutes on 2 cores)
+# would only make the same bytes. The GPU build leaves the CPU backend out and takes them.
+CPU_FROM_PORTABLE = ["-DGGML_CPU=OFF", "-DGGML_CPU_ALL_VARIANTS=OFF"]
+
+
 def options_for(kind: str, vulkan_headers: Path | None = None) -> list[str]:
     """CMake options for a runtime kind (pure; unit-tested)."""
     opts = list(COMMON)
@@ -73,7 +79,7 @@ def options_for(kind: str, vulkan_headers: Path | None = None) -> list[str]:
         # Apple Silicon: one CPU (no variants to choose from) and Metal, shaders embedded.
         return [*opts, "-DGGML_METAL=ON", "-DGGML_METAL_EMBED_LIBRARY=ON",
                 "-DGGML_CPU_ALL_VARIANTS=OFF"]
-    opts.append("-DGGML_CPU_ALL_VARIANTS=ON")
+    opts += ["-DGGML_CPU_ALL_VARIANTS=ON"] if kind == "cpu" else CPU_FROM_PORTABLE
     if kind == "vulkan":
         opts.append("-DGGML_VULKAN=ON")
         if vulkan_headers is not None:
@@ -190,50 +196,66 @@ def _vulkan_tools_present() -> None:
 
 
 def build(kind: str, out: Path, python: str, jobs: int) -> Path:
+    """Build (or take from the cache) the ``kind`` runtime and put it in ``out/<name>``."""
     version = llama_cpp_python_version(python)
+    cached = _cached_build(kind, version, python, jobs)
+    manifest = json.loads((cached / MANIFEST).read_text())
+    target = out / manifest["name"]
+    if (target / MANIFEST).exists() and \
+            json.loads((target / MANIFEST).read_text()).get("stamp") == manifest["stamp"]:
+        return target  # already in place
+    shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(cached, target, symlinks=True)
+    return target
+
+
+def _cached_build(kind: str, version: str, python: str, jobs: int) -> Path:
+    """The cache folder of the ``kind`` runtime for this llama-cpp-python version, built if
+    it is missing or was built with other options."""
     headers = None
     if kind == "vulkan":
         _vulkan_tools_present()
         headers = vulkan_headers()
     opts = options_for(kind, headers)
     name = "cpu-portable" if kind == "cpu" else kind
-    target = out / name
+    # The CPU modules of a GPU runtime come from the portable CPU build (built first if missing).
+    cpu_lib = _cached_build("cpu", version, python, jobs) / "lib" \
+        if CPU_FROM_PORTABLE[0] in opts else None
     stamp_key = json.dumps([FORMAT, version, kind, opts])
     cached = CACHE / f"{version}-{kind}"
-    if not (cached / MANIFEST).exists() or \
-            json.loads((cached / MANIFEST).read_text()).get("stamp") != stamp_key:
-        src = source(version, python)
-        work = CACHE / f"build-{version}-{kind}"
-        print(f"Building the {name} runtime from llama-cpp-python {version}'s llama.cpp "
-              f"(about 10–20 minutes) …", flush=True)
-        started = time.monotonic()
-        subprocess.check_call(["cmake", "-S", str(src), "-B", str(work), *opts])
-        subprocess.check_call(["cmake", "--build", str(work), "--config", "Release",
-                               "-j", str(jobs)])
-        shutil.rmtree(cached, ignore_errors=True)
-        (cached / "lib").mkdir(parents=True)
-        _collect(work, cached / "lib")
-        manifest = {
-            "format": FORMAT,
-            "name": name,
-            "backend": "cpu" if kind == "cpu" else ("cuda" if kind in MIN_DRIVER else kind),
-            "llama_cpp_python": version,
-            "llama_cpp_commit": _vendored_commit(src),
-            "build_options": opts,
-            "min_driver": MIN_DRIVER.get(kind, ""),
-            "cuda_major": int(kind[4:]) if kind in MIN_DRIVER else 0,
-            "platform": f"{sys.platform}-{platform.machine()}",
-            "built_s": round(time.monotonic() - started, 1),
-            "stamp": stamp_key,
-        }
-        (cached / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    if (target / MANIFEST).exists() and \
-            json.loads((target / MANIFEST).read_text()).get("stamp") == stamp_key:
-        return target  # already in place
-    shutil.rmtree(target, ignore_errors=True)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(cached, target, symlinks=True)
-    return target
+    if (cached / MANIFEST).exists() and \
+            json.loads((cached / MANIFEST).read_text()).get("stamp") == stamp_key:
+        return cached
+    src = source(version, python)
+    work = CACHE / f"build-{version}-{kind}"
+    print(f"Building the {name} runtime from llama-cpp-python {version}'s llama.cpp "
+          f"(about 10–20 minutes) …", flush=True)
+    started = time.monotonic()
+    subprocess.check_call(["cmake", "-S", str(src), "-B", str(work), *opts])
+    subprocess.check_call(["cmake", "--build", str(work), "--config", "Release",
+                           "-j", str(jobs)])
+    shutil.rmtree(cached, ignore_errors=True)
+    (cached / "lib").mkdir(parents=True)
+    _collect(work, cached / "lib")
+    if cpu_lib is not None:
+        for module in sorted(cpu_lib.glob("*ggml-cpu-*")):
+            shutil.copy2(module, cached / "lib" / module.name)
+    manifest = {
+        "format": FORMAT,
+        "name": name,
+        "backend": "cpu" if kind == "cpu" else ("cuda" if kind in MIN_DRIVER else kind),
+        "llama_cpp_python": version,
+        "llama_cpp_commit": _vendored_commit(src),
+        "build_options": opts,
+        "min_driver": MIN_DRIVER.get(kind, ""),
+        "cuda_major": int(kind[4:]) if kind in MIN_DRIVER else 0,
+        "platform": f"{sys.platform}-{platform.machine()}",
+        "built_s": round(time.monotonic() - started, 1),
+        "stamp": stamp_key,
+    }
+    (cached / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    return cached
 
 
 def _collect(work: Path, lib: Path) -> None:
