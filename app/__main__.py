@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import logging.handlers
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -38,6 +39,7 @@ log = logging.getLogger("app")
 
 
 def main(argv: list[str] | None = None) -> int:
+    ensure_std_streams()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "hardware":
         from app.hardware.cli import main as hardware_main
@@ -65,8 +67,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runtime", metavar="NAME",
                         help="serve with this runtime (a name from Settings, or a folder; "
                              "'auto' chooses from the hardware) instead of the saved choice")
+    # For installers and the start-up benchmark: show the window, say so, quit.
+    parser.add_argument("--check-start", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    return run_gui(args.model, args.load, args.runtime)
+    return run_gui(args.model, args.load, args.runtime, check_start=args.check_start)
+
+
+def ensure_std_streams() -> None:
+    """A windowed app (the installed one on Windows and macOS) has no stdout or stderr: Python
+    sets them to None and the first print() or warning would raise. They go nowhere instead;
+    the log file keeps what matters."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
 
 
 def setup_logging() -> None:
@@ -92,7 +105,8 @@ def install_excepthooks(show: object) -> None:
     threading.excepthook = lambda a: hook(a.exc_type, a.exc_value or Exception(), a.exc_traceback)
 
 
-def run_gui(model: str | None = None, load: bool = False, runtime: str | None = None) -> int:
+def run_gui(model: str | None = None, load: bool = False, runtime: str | None = None,
+            check_start: bool = False) -> int:
     from app import qtdeps
 
     # Before Qt loads: a missing xcb library would end in Qt's own abort, which names no package.
@@ -104,6 +118,7 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
     app = QApplication(sys.argv[:1])
     app.setApplicationName("Hearth")
     app.setOrganizationName("Hearth")
+    app.setDesktopFileName("hearth")  # Wayland: the window gets the .desktop entry's icon
     from PySide6.QtCore import QByteArray
 
     from app.settings import load_settings, save_settings
@@ -134,6 +149,14 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
         if load:
             window.load_selected()
     window.show()
+    if check_start:
+        from PySide6.QtCore import QTimer
+
+        def shown() -> None:  # the first turn of the event loop: the window is on screen
+            print("hearth: window shown", flush=True)
+            app.quit()
+
+        QTimer.singleShot(0, shown)
     try:
         return int(app.exec())
     finally:

@@ -26,7 +26,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 
-EXTRAS = {"run": "runner", "test": "runner,dev"}
+EXTRAS = {"run": "runner", "test": "runner,dev,package"}
 
 
 def main(argv: list[str]) -> int:

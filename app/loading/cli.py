@@ -14,6 +14,7 @@ import argparse
 import json
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,7 @@ from app.planner.corrections import CorrectionStore
 from app.planner.plan import LaunchPlan
 from app.planner.types import GiB, Pins, PlannerError, Wishes
 from app.runner_client.build import (
-    BuildCache,
     RunnerBuild,
-    detect_runner_build,
     runner_build_from_json,
 )
 from app.runner_client.command import runner_program
@@ -55,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="plan for a saved `hearth-runner devices` output instead of asking this "
                         "machine's runner which devices its build drives")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--runtime", metavar="NAME",
+                   help="plan for this runtime (a name or folder; 'auto' chooses from the "
+                        "hardware) instead of HEARTH_RUNTIME or the automatic choice")
     p.add_argument("--priority", choices=("speed", "context"), default="speed")
     p.add_argument("--margin-mib", type=int, default=1024,
                    help="memory left free on each GPU (default 1024)")
@@ -114,7 +116,7 @@ def main(argv: list[str]) -> int:
             from app.hub.cli import remote_model_for
 
             remote = remote_model_for(args.model)[0]
-        build = _runner_build(args.runner_json, recorded)
+        build = _runner_build(args.runner_json, recorded, detect, args.runtime)
         prepared = prepare_load(
             args.model, cached=None, detect=detect, wishes=wishes,
             store=None if args.ignore_measurements else CorrectionStore(), build=build,
@@ -137,9 +139,11 @@ def main(argv: list[str]) -> int:
     return 0 if result.fits else 1
 
 
-def _runner_build(runner_json: Path | None, recorded: bool) -> RunnerBuild:
-    """The build to plan for: a saved device list, none for a recorded machine, else this
-    machine's runner (asked once and cached, as the window does)."""
+def _runner_build(runner_json: Path | None, recorded: bool, detect: Callable[[], Any],
+                  runtime: str | None) -> RunnerBuild:
+    """The build to plan for: a saved device list, none for a recorded machine, else the
+    runtime this machine's window would choose (or ``--runtime``), its devices asked once and
+    cached, as the window does."""
     program = runner_program()
     if runner_json is not None:
         try:
@@ -149,7 +153,11 @@ def _runner_build(runner_json: Path | None, recorded: bool) -> RunnerBuild:
         return runner_build_from_json(program, data if isinstance(data, dict) else {})
     if recorded:
         return RunnerBuild.unknown(program, "")  # this machine's build says nothing about it
-    return detect_runner_build(program, cache=BuildCache())
+    from app.runtimes import select
+
+    if runtime is not None:
+        select.want(runtime)
+    return select.chosen_build(None, detect)
 
 
 def _load_report(path: Path) -> Any:

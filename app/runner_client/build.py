@@ -33,7 +33,7 @@ from app.hardware.merge import RunnerDevicesError, runner_info_from_json
 from app.hardware.report import RunnerDevice, RunnerInfo
 from app.jobs import CancelledError, CancelToken
 from app.planner.types import Reason
-from app.runner_client.command import runner_program
+from app.runner_client.command import NO_CONSOLE_WINDOW, runner_program
 from app.storage.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -153,7 +153,8 @@ def run_runner(argv: Sequence[str], *, timeout: float,
     proc = subprocess.Popen(
         list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, encoding="utf-8", errors="replace", start_new_session=posix,
-        creationflags=0 if posix else getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
+        creationflags=0 if posix else getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+        | NO_CONSOLE_WINDOW)
 
     def kill() -> None:
         if proc.poll() is not None:

@@ -32,12 +32,22 @@ def set_runtime_args(args: tuple[str, ...]) -> None:
 
 
 def base_program() -> list[str]:
-    """How to start the runner, before a runtime is named: this interpreter with ``-m runner``,
-    or ``HEARTH_RUNNER`` (a frozen build's runner executable)."""
+    """How to start the runner, before a runtime is named: ``HEARTH_RUNNER`` if set, the
+    ``hearth-runner`` executable beside a frozen (installed) app's own, else this interpreter
+    with ``-m runner``."""
     override = os.environ.get("HEARTH_RUNNER")
     if override:
         return [override]
+    if getattr(sys, "frozen", False):
+        # PyInstaller: sys.executable is the app itself; both executables share one folder.
+        here = os.path.dirname(sys.executable)
+        return [os.path.join(here, "hearth-runner" + (".exe" if os.name == "nt" else ""))]
     return [sys.executable, "-m", "runner"]
+
+
+# Windows: the runner is a console program (its command line prints), and the windowed app
+# starting it would flash a console window for every dry run and load.
+NO_CONSOLE_WINDOW = 0x08000000 if os.name == "nt" else 0  # CREATE_NO_WINDOW
 
 
 def runner_program() -> list[str]:

@@ -12,11 +12,12 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from app.runner_client import RunnerClient, RunnerError
-from app.runner_client.command import RunnerLaunch, build_launch
+from app.runner_client.command import NO_CONSOLE_WINDOW, RunnerLaunch, build_launch
 from app.services.tasks import TaskRunner
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,12 @@ class RunnerProcess(QObject):
         for k, v in launch.env.items():
             env.insert(k, v)
         proc.setProcessEnvironment(env)
+        if NO_CONSOLE_WINDOW and hasattr(proc, "setCreateProcessArgumentsModifier"):
+            # Windows only (PySide6 has the method there): no console window for the runner.
+            def no_window(args: Any) -> None:
+                args.flags |= NO_CONSOLE_WINDOW
+
+            proc.setCreateProcessArgumentsModifier(no_window)
         proc.readyReadStandardOutput.connect(self._on_stdout)
         proc.readyReadStandardError.connect(self._on_stderr)
         proc.finished.connect(self._on_finished)

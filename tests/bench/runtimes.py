@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +39,12 @@ def selftest(folder: Path | None) -> dict[str, Any]:
     return json.loads(lines[-1]) if lines else {"ok": False, "error": done.stderr[-300:]}
 
 
-def decode_speed(model: Path, folder: Path | None, tokens: int) -> float:
-    """Decode tokens/s of one streamed completion (time to first token excluded)."""
-    r = spawn_runner("--ctx-size", "1024", "--parallel", "1", model=model, runtime=folder)
+def decode_speed(model: Path, folder: Path | None, tokens: int,
+                 program: Sequence[str] | None = None) -> float:
+    """Decode tokens/s of one streamed completion (time to first token excluded);
+    ``program`` replaces ``python -m runner`` (an installed runner)."""
+    r = spawn_runner("--ctx-size", "1024", "--parallel", "1", model=model, runtime=folder,
+                     program=program)
     try:
         r.wait_listening()
         r.wait_ready(timeout=120)

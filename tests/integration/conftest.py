@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,8 +137,11 @@ def spawn_runner(
     stdin: int = subprocess.PIPE,
     watch_stdin: bool = True,
     runtime: str | os.PathLike[str] | None = None,
+    program: Sequence[str] | None = None,
 ) -> Runner:
     """Start ``python -m runner serve --model <model> [--watch-stdin] <args>``; do not wait.
+
+    ``program`` replaces ``python -m runner`` (an installed ``hearth-runner``).
 
     ``key=""`` makes a random key; ``key=None`` leaves HEARTH_API_KEY unset. ``watch_stdin=False``
     and ``stdin=subprocess.DEVNULL`` start it headless, as a service would: then only a signal
@@ -150,7 +153,7 @@ def spawn_runner(
     if key is not None:
         full_env["HEARTH_API_KEY"] = key
     full_env.update(env or {})
-    argv = [sys.executable, "-m", "runner",
+    argv = [*(program or [sys.executable, "-m", "runner"]),
             *(["--runtime", str(runtime)] if runtime is not None else []), command]
     if model is not None or command == "serve":
         argv += ["--model", str(model if model is not None else model_path(TINY))]

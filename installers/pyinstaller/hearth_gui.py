@@ -1,0 +1,5 @@
+"""Entry point of the frozen app (PyInstaller runs this file as ``__main__``)."""
+
+from app.__main__ import main
+
+raise SystemExit(main())

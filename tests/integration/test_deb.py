@@ -1,0 +1,153 @@
+"""The Linux package, end to end: freeze, build the .deb, install it into a temporary root,
+start the installed app, plan and chat through the installed runner, uninstall.
+
+Slow (PyInstaller takes about two minutes on 2 cores); skipped where dpkg or PyInstaller is
+missing. The portable CPU runtime must have been built (installers/dev.py does it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.models import TINY, model_path
+from tests.integration.conftest import REPO, openai_client, spawn_runner, stop_runner
+
+RUNTIMES = REPO / ".venv" / "runtimes"
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("dpkg-deb") is None or shutil.which("dpkg") is None,
+                       reason="dpkg is missing: the .deb is built on Debian or Ubuntu"),
+    pytest.mark.skipif(subprocess.call([sys.executable, "-c", "import PyInstaller"],
+                                       stderr=subprocess.DEVNULL) != 0,
+                       reason="PyInstaller is not installed (pip install -e .[package])"),
+    pytest.mark.skipif(not (RUNTIMES / "cpu-portable" / "manifest.json").exists(),
+                       reason="the portable CPU runtime was not built (installers/dev.py)"),
+]
+
+
+@dataclass
+class Installed:
+    deb: Path
+    root: Path
+    env: dict[str, str]
+
+    def dpkg(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["dpkg", f"--root={self.root}", "--force-not-root",
+                               "--log=/dev/null", *args],
+                              capture_output=True, text=True, timeout=300)
+
+    def files(self) -> list[Path]:
+        return sorted(p for top in ("opt", "usr") for p in (self.root / top).rglob("*")
+                      if not p.is_dir())
+
+
+def empty_dpkg_root(root: Path) -> None:
+    """A dpkg database with nothing installed, so the package installs as on a fresh system."""
+    admin = root / "var" / "lib" / "dpkg"
+    for sub in ("info", "updates", "triggers"):
+        (admin / sub).mkdir(parents=True)
+    for name in ("status", "available"):
+        (admin / name).touch()
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    work = tmp_path_factory.mktemp("deb")
+    # Only the CPU runtime: the test must not depend on whether Vulkan was built here.
+    subprocess.run([sys.executable, str(REPO / "installers" / "freeze.py"), "--dist",
+                    str(work / "dist"), "--runtimes", "cpu-portable"], check=True, timeout=1800)
+    subprocess.run([sys.executable, str(REPO / "installers" / "linux" / "build_deb.py"),
+                    "--frozen", str(work / "dist" / "hearth"), "--out", str(work / "out")],
+                   check=True, timeout=1800)
+    debs = sorted((work / "out").glob("hearth_*.deb"))
+    assert len(debs) == 1, debs
+    shutil.rmtree(work / "dist")  # the installed copy is what is tested from here on
+    root = work / "root"
+    empty_dpkg_root(root)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HEARTH_RUNTIME", "HEARTH_RUNNER", "HEARTH_RUNTIMES", "PYTHONPATH")}
+    env.update(HEARTH_HOME=str(work / "home"), QT_QPA_PLATFORM="offscreen")
+    box = Installed(debs[0], root, env)
+    # --force-depends: the temporary root's database knows none of the system's libraries.
+    result = box.dpkg("--force-depends", "-i", str(box.deb))
+    assert result.returncode == 0, result.stdout + result.stderr
+    yield box
+
+
+def test_the_package_installs_the_app_its_launchers_menu_entry_and_icons(installed: Installed) -> None:
+    root = installed.root
+    for path in ("opt/hearth/hearth", "opt/hearth/hearth-runner", "usr/bin/hearth",
+                 "usr/bin/hearth-runner", "usr/share/applications/hearth.desktop",
+                 "usr/share/icons/hicolor/48x48/apps/hearth.png",
+                 "usr/share/icons/hicolor/scalable/apps/hearth.svg",
+                 "opt/hearth/runtimes/cpu-portable/manifest.json"):
+        assert (root / path).exists(), path
+    assert os.access(root / "usr/bin/hearth", os.X_OK)
+    info = subprocess.run(["dpkg-deb", "--field", str(installed.deb), "Depends"],
+                          capture_output=True, text=True, check=True).stdout
+    assert "libxcb-cursor0" in info and "libgomp1" in info
+    if shutil.which("desktop-file-validate"):
+        check = subprocess.run(["desktop-file-validate",
+                                str(root / "usr/share/applications/hearth.desktop")],
+                               capture_output=True, text=True)
+        assert check.returncode == 0 and not check.stdout.strip(), check.stdout
+
+
+def test_the_installed_app_starts_and_shows_its_window(installed: Installed) -> None:
+    started = time.monotonic()
+    run = subprocess.run([str(installed.root / "usr/bin/hearth"), "--check-start"],
+                         env=installed.env, capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - started
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "hearth: window shown" in run.stdout
+    print(f"installed app: window shown {took:.2f} s after launch")
+
+
+def test_the_installed_app_plans_with_its_own_runner_and_runtime(installed: Installed) -> None:
+    run = subprocess.run([str(installed.root / "usr/bin/hearth"), "plan", str(model_path(TINY))],
+                         env=installed.env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    # Chosen from the installed runtimes, self-tested and confirmed by the bundled runner's
+    # dry run.
+    assert "Runtime: cpu-portable" in run.stdout, run.stdout
+    assert "self-test passed" in run.stdout, run.stdout
+    assert "dry run" in run.stdout, run.stdout
+
+
+def test_the_installed_runner_loads_a_model_and_answers(installed: Installed) -> None:
+    runtime = installed.root / "opt/hearth/runtimes/cpu-portable"
+    runner = spawn_runner(env={"HEARTH_HOME": installed.env["HEARTH_HOME"]},
+                          program=[str(installed.root / "usr/bin/hearth-runner"),
+                                   "--runtime", str(runtime)])
+    try:
+        runner.wait_listening()
+        runner.wait_ready()
+        with runner.client() as http:
+            status = http.get("/runner/status").json()
+        with openai_client(runner) as client:
+            reply = client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hello"}], max_tokens=8)
+    finally:
+        code = stop_runner(runner)
+    assert code == 0, runner.stderr_text()[-2000:]
+    assert reply.choices[0].message.content
+    # The runtime's own CPU module, not a library from the app's folder.
+    build = status["build"]
+    assert build["runtime"]["name"] == "cpu-portable", build
+    assert build["cpu_variant"], build
+
+
+def test_removing_the_package_leaves_no_file_behind(installed: Installed) -> None:
+    assert installed.files(), "nothing was installed"
+    result = installed.dpkg("--purge", "hearth")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert installed.files() == []
