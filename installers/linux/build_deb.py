@@ -217,8 +217,11 @@ def main(argv: list[str]) -> int:
     frozen = args.frozen
     if frozen is None:
         python = ROOT / ".venv" / "bin" / "python"
+        # Every runtime built, CUDA too: build_all puts each CUDA runtime in a package of its own.
+        built = sorted(m.parent.name for m in (ROOT / ".venv" / "runtimes").glob("*/manifest.json"))
         subprocess.check_call([str(python if python.exists() else sys.executable),
-                               str(ROOT / "installers" / "freeze.py"), "--dist", str(args.out)])
+                               str(ROOT / "installers" / "freeze.py"), "--dist", str(args.out),
+                               "--runtimes", ",".join(built)])
         frozen = args.out / "hearth"
     for deb in build_all(frozen.resolve(), args.out.resolve(), args.out.resolve() / "deb-staging",
                          args.compress):
