@@ -24,6 +24,8 @@ from tests.integration.conftest import REPO, openai_client, spawn_runner, stop_r
 RUNTIMES = REPO / ".venv" / "runtimes"
 pytestmark = [
     pytest.mark.slow,
+    # Freezing and packaging happen in the first test's setup: minutes on 2 cores.
+    pytest.mark.timeout(1800),
     pytest.mark.skipif(shutil.which("dpkg-deb") is None or shutil.which("dpkg") is None,
                        reason="dpkg is missing: the .deb is built on Debian or Ubuntu"),
     pytest.mark.skipif(subprocess.call([sys.executable, "-c", "import PyInstaller"],
@@ -66,7 +68,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     subprocess.run([sys.executable, str(REPO / "installers" / "freeze.py"), "--dist",
                     str(work / "dist"), "--runtimes", "cpu-portable"], check=True, timeout=1800)
     subprocess.run([sys.executable, str(REPO / "installers" / "linux" / "build_deb.py"),
-                    "--frozen", str(work / "dist" / "hearth"), "--out", str(work / "out")],
+                    "--frozen", str(work / "dist" / "hearth"), "--out", str(work / "out"),
+                    # Fast compression: the same package otherwise; its release size (xz) is
+                    # tests/bench/installed.py's figure.
+                    "--compress", "gzip:1"],
                    check=True, timeout=1800)
     debs = sorted((work / "out").glob("hearth_*.deb"))
     assert len(debs) == 1, debs
