@@ -1,8 +1,9 @@
 """Runtime benchmark: each runtime's self-test, and the portable CPU runtime's decode speed
 against the built-in llama-cpp-python build on the same model, in the same run.
 
-The two runners take turns (built-in, portable, built-in, …) so a noisy neighbour costs both
-alike; the figure is the ratio of their medians. Target: portable ≥ 0.97× built-in.
+The two runners take turns, each first in every other round (the second of two back-to-back
+runs measured slower), so a noisy neighbour and the order cost both alike; the figure is the
+ratio of their medians. Target: portable ≥ 0.97× built-in.
 
     .venv/bin/python -m tests.bench.runtimes [--rounds 5] [--tokens 256] [--strict]
         [--runtime NAME ...]   # default: every runtime found (python3 installers/build_runtime.py)
@@ -102,9 +103,12 @@ def main(argv: list[str]) -> int:
     for model in models:
         base: list[float] = []
         port: list[float] = []
-        for _ in range(args.rounds):
-            base.append(decode_speed(model, None, args.tokens))
-            port.append(decode_speed(model, portable.path, args.tokens))
+        for i in range(args.rounds):
+            # ABBA: whichever runs second in a round was measured slower here, so each goes
+            # first in half the rounds.
+            pair = [(base, None), (port, portable.path)]
+            for into, folder in pair if i % 2 == 0 else pair[::-1]:
+                into.append(decode_speed(model, folder, args.tokens))
         b, p = statistics.median(base), statistics.median(port)
         ratio = p / b if b else 0.0
         ok = ratio >= TARGET
