@@ -5,13 +5,14 @@ the development runner on the same model, in the same run.
     .venv/bin/python -m tests.bench.installed --frozen dist/hearth [--deb dist/hearth_*.deb]
         [--rounds 5] [--tokens 256] [--strict]
 
-Start-up: ``hearth --check-start`` (the window is shown, then the app quits) from launch to
-exit, the first run after the page cache was dropped (when this user may drop it) and the
-median of the rest, beside ``python -m app --check-start`` of the checkout. Target: ≤ 2 s.
+Start-up: ``hearth --check-start`` from launch to its "window shown" line (printed on the
+event loop's first turn after the window was shown; then the app quits): the first run after
+the page cache was dropped (when this user may drop it) and the median of the rest, beside
+``python -m app --check-start`` of the checkout. Target: ≤ 2 s.
 Decode: the frozen ``hearth-runner`` and ``python -m runner`` take turns with the same portable
 CPU runtime (the frozen app's own copy and the checkout's), each first in every other round,
-so a noisy neighbour and the order cost both alike; the figure is the ratio of their medians. Target ≥ 0.97. ``--deb``: the package's size
-against the 150 MB target.
+so a noisy neighbour and the order cost both alike; the figure is the ratio of their medians.
+Target ≥ 0.97. ``--deb``: the package's size against the 150 MB target.
 """
 
 from __future__ import annotations
@@ -48,11 +49,15 @@ def start_time(argv: list[str], home: Path) -> float:
     env = {k: v for k, v in os.environ.items() if k not in ("HEARTH_RUNTIME", "HEARTH_RUNNER")}
     env.update(HEARTH_HOME=str(home), QT_QPA_PLATFORM=env.get("QT_QPA_PLATFORM", "offscreen"))
     started = time.perf_counter()
-    done = subprocess.run([*argv, "--check-start"], env=env, cwd=REPO, capture_output=True,
-                          text=True, timeout=120)
-    took = time.perf_counter() - started
-    if done.returncode != 0 or "window shown" not in done.stdout:
-        raise SystemExit(f"{argv[0]} did not show its window: {done.stdout}{done.stderr}")
+    proc = subprocess.Popen([*argv, "--check-start"], env=env, cwd=REPO, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    took = 0.0
+    for line in proc.stdout:  # the line comes on the event loop's first turn after show()
+        if "window shown" in line:
+            took = time.perf_counter() - started
+    if proc.wait(timeout=120) != 0 or not took:
+        raise SystemExit(f"{argv[0]} did not show its window (exit code {proc.returncode})")
     return took
 
 
@@ -84,7 +89,7 @@ def main(argv: list[str]) -> int:
     median = statistics.median(frozen_runs)
     ok = first <= START_TARGET_S and median <= START_TARGET_S
     missed |= not ok
-    print("## Start-up to a shown window (launch to exit of `--check-start`)\n")
+    print("## Start-up: launch to the window shown (`--check-start`)\n")
     print("| | first run | median of the rest |\n|---|---|---|")
     print(f"| frozen app | {first:.2f} s{' (page cache dropped)' if cold else ''} | "
           f"{median:.2f} s |")
