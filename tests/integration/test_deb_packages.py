@@ -3,31 +3,23 @@ runtime is a package of its own that puts its folder where the installed app loo
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from app.runtimes.catalog import list_runtimes
-from tests.integration.conftest import REPO
+from tests.fixtures.scripts import load_script
 
 pytestmark = pytest.mark.skipif(shutil.which("dpkg-deb") is None,
                                 reason="dpkg-deb is missing: the .deb is built on Debian or Ubuntu")
 
 
 def build_deb() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "build_deb", REPO / "installers" / "linux" / "build_deb.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["build_deb"] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script("linux/build_deb.py")
 
 
 def stand_in(frozen: Path) -> None:

@@ -4,7 +4,6 @@ warnings as errors."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,8 +11,9 @@ from types import ModuleType
 
 import pytest
 
+from tests.fixtures.scripts import load_script
+
 REPO = Path(__file__).resolve().parents[2]
-BUILD_WINDOWS = REPO / "installers" / "windows" / "build_windows.py"
 ICON = REPO / "resources" / "icons" / "hearth.ico"
 
 MAKENSIS = shutil.which("makensis")
@@ -23,11 +23,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def build_windows() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_windows", BUILD_WINDOWS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("windows/build_windows.py")
 
 
 def stand_in_payload(folder: Path) -> Path:

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "installers" / "build_runtime.py"
+from tests.fixtures.scripts import load_script
 
 
 def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_runtime", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("build_runtime.py")
 
 
 @pytest.mark.parametrize("kind", ["cpu", "vulkan", "cuda12", "cuda13", "metal"])

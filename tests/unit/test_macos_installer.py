@@ -3,7 +3,6 @@ the pure parts of installers/macos/build_macos.py (icon set, signing order, comm
 
 from __future__ import annotations
 
-import importlib.util
 import plistlib
 import struct
 import subprocess
@@ -14,9 +13,10 @@ from typing import Any
 
 import pytest
 
+from tests.fixtures.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 MACOS = ROOT / "installers" / "macos"
-SCRIPT = MACOS / "build_macos.py"
 IDENTITY = "Developer ID Application: Example (ABCDE12345)"
 
 # What iconutil requires in an .iconset folder, written out here rather than taken from the script.
@@ -31,15 +31,7 @@ ICONSET = {
 
 @pytest.fixture(scope="module")
 def bm() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_macos", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["build_macos"] = module  # dataclasses look their module up there
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.modules.pop("build_macos", None)
-    return module
+    return load_script("macos/build_macos.py")
 
 
 def load_plist(name: str) -> dict[str, Any]:

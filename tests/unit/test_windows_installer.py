@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import struct
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.fixtures.scripts import load_script
+
 WINDOWS = Path(__file__).resolve().parents[2] / "installers" / "windows"
 ICONS = Path(__file__).resolve().parents[2] / "resources" / "icons"
 
 
 def script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, WINDOWS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(f"windows/{name}.py")
 
 
 def parse_ico(data: bytes) -> list[tuple[int, int, int, int, int]]:
