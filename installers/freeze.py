@@ -8,14 +8,13 @@ then copies the named runtimes from ``--runtimes-from`` (default ``.venv/runtime
 ``installers/build_runtime.py`` puts them) into ``runtimes/`` beside the two executables, where
 the frozen app looks (app/runtimes/catalog.py). Without ``--runtimes`` every runtime there that
 is not CUDA goes in: CUDA runtimes are packaged apart (they are large, and only NVIDIA machines
-want them). Prints the folder and its size; the installers (linux/build_deb.py,
-windows/build_windows.py, macos/build_macos.py) package that folder.
+want them); ``--runtimes all`` takes them too. Prints the folder and its size; the installers
+(linux/build_deb.py, windows/build_windows.py, macos/build_macos.py) package that folder.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -24,6 +23,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from app.runtimes.catalog import list_runtimes  # noqa: E402  (standard library only)
+
 SPEC = ROOT / "installers" / "hearth.spec"
 
 
@@ -52,13 +54,16 @@ def unlink_builtin_aliases(folder: Path) -> list[Path]:
     return removed
 
 
-def default_runtimes(source: Path) -> list[str]:
-    """Every runtime in ``source`` that belongs in the main package (all but CUDA)."""
-    names = []
-    for manifest in sorted(source.glob("*/manifest.json")):
-        if json.loads(manifest.read_text()).get("backend") != "cuda":
-            names.append(manifest.parent.name)
-    return names
+def runtime_backends(source: Path) -> dict[str, str]:
+    """Folder name -> backend of every runtime in ``source``, read as the app reads them."""
+    return {rt.path.name: rt.backend for rt in list_runtimes([source]) if rt.path is not None}
+
+
+def default_runtimes(source: Path, cuda: bool = False) -> list[str]:
+    """The runtimes in ``source`` that belong in the main package: all but CUDA (``cuda``:
+    all, for installers that package CUDA apart themselves)."""
+    return [name for name, backend in runtime_backends(source).items()
+            if cuda or backend != "cuda"]
 
 
 def copy_runtimes(names: list[str], source: Path, folder: Path) -> list[Path]:
@@ -100,10 +105,16 @@ def freeze(dist: Path, runtimes: list[str] | None = None,
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="freeze.py", description=__doc__.split("\n")[0])
     parser.add_argument("--dist", type=Path, default=ROOT / "dist")
-    parser.add_argument("--runtimes", help="comma-separated runtime names (default: all but CUDA)")
+    parser.add_argument("--runtimes", help="comma-separated runtime names, or 'all' "
+                                              "(default: all but CUDA)")
     parser.add_argument("--runtimes-from", type=Path, default=ROOT / ".venv" / "runtimes")
     args = parser.parse_args(argv)
-    names = [n for n in args.runtimes.split(",") if n] if args.runtimes is not None else None
+    if args.runtimes == "all":
+        names: list[str] | None = default_runtimes(args.runtimes_from, cuda=True)
+    elif args.runtimes is not None:
+        names = [n for n in args.runtimes.split(",") if n]
+    else:
+        names = None
     os.environ.setdefault("PYTHONHASHSEED", "0")  # reproducible archives
     freeze(args.dist.resolve(), names, args.runtimes_from.resolve())
     return 0

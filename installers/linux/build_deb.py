@@ -20,7 +20,6 @@ The user's models, conversations and settings live in their home folder and stay
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import stat
 import subprocess
@@ -31,6 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "installers"))
+import freeze  # noqa: E402
+
 from app import qtdeps  # noqa: E402  (standard library only, like this script)
 
 PREFIX = "opt/hearth"
@@ -170,17 +172,9 @@ def build_package(pkg: Package, staging: Path, out: Path, compress: str) -> Path
     return deb
 
 
-def runtimes_in(frozen: Path) -> dict[str, str]:
-    """Runtime name -> backend for every runtime folder in the frozen app."""
-    found = {}
-    for manifest in sorted((frozen / "runtimes").glob("*/manifest.json")):
-        found[manifest.parent.name] = json.loads(manifest.read_text()).get("backend", "")
-    return found
-
-
 def build_all(frozen: Path, out: Path, work: Path, compress: str = "xz") -> list[Path]:
     ver, arch = version(), debian_arch()
-    runtimes = runtimes_in(frozen)
+    runtimes = freeze.runtime_backends(frozen / "runtimes")
     main = [n for n, backend in runtimes.items() if backend != "cuda"]
     recommends = ["libvulkan1"] if "vulkan" in main else []
     shutil.rmtree(work, ignore_errors=True)
@@ -218,10 +212,9 @@ def main(argv: list[str]) -> int:
     if frozen is None:
         python = ROOT / ".venv" / "bin" / "python"
         # Every runtime built, CUDA too: build_all puts each CUDA runtime in a package of its own.
-        built = sorted(m.parent.name for m in (ROOT / ".venv" / "runtimes").glob("*/manifest.json"))
         subprocess.check_call([str(python if python.exists() else sys.executable),
                                str(ROOT / "installers" / "freeze.py"), "--dist", str(args.out),
-                               "--runtimes", ",".join(built)])
+                               "--runtimes", "all"])
         frozen = args.out / "hearth"
     for deb in build_all(frozen.resolve(), args.out.resolve(), args.out.resolve() / "deb-staging",
                          args.compress):
