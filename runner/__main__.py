@@ -67,6 +67,18 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("selftest", help="load a tiny model on every device and generate",
                    add_help=False)
 
+    sub.add_parser("rpc-worker", help="lend this machine's devices to another Hearth (RPC)",
+                   add_help=False)
+    sub.add_parser("rpc-check", help="check RPC workers: version, devices, memory",
+                   add_help=False)
+    if argv and argv[0] == "rpc-worker":
+        from runner.rpc import worker_main
+
+        return worker_main(argv[1:])
+    if argv and argv[0] == "rpc-check":
+        from runner.rpc import check_main
+
+        return check_main(argv[1:])
     if argv and argv[0] == "probe":
         from runner.memory import main as probe_main
 

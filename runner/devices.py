@@ -53,6 +53,8 @@ class _Ggml:
         for fn in (h.ggml_backend_dev_name, h.ggml_backend_dev_description):
             fn.argtypes = [ctypes.c_void_p]
             fn.restype = ctypes.c_char_p
+        h.ggml_backend_dev_backend_reg.argtypes = [ctypes.c_void_p]
+        h.ggml_backend_dev_backend_reg.restype = ctypes.c_void_p
         h.ggml_backend_dev_type.argtypes = [ctypes.c_void_p]
         h.ggml_backend_dev_type.restype = ctypes.c_int
         h.ggml_backend_dev_memory.argtypes = [
@@ -75,13 +77,17 @@ class _Ggml:
             free, total = ctypes.c_size_t(0), ctypes.c_size_t(0)
             h.ggml_backend_dev_memory(dev, ctypes.byref(free), ctypes.byref(total))
             kind = h.ggml_backend_dev_type(dev)
-            out.append({
+            entry: dict[str, Any] = {
                 "name": _text(h.ggml_backend_dev_name(dev)),
                 "description": _text(h.ggml_backend_dev_description(dev)),
                 "type": DEVICE_TYPES.get(kind, f"other({kind})"),
                 "free": int(free.value),
                 "total": int(total.value),
-            })
+            }
+            if _text(h.ggml_backend_reg_name(h.ggml_backend_dev_backend_reg(dev))) == "RPC":
+                # A device of an RPC worker: llama.cpp describes it by the worker's address.
+                entry["worker"] = entry["description"]
+            out.append(entry)
         return out
 
 

@@ -179,6 +179,13 @@ class Model:
         llamalog.install()
         runtime.llama()  # the runtime's backends first: a GGML_BACKEND_DL build has none yet
         llama_cpp.llama_backend_init()
+        if settings.rpc:
+            from runner.rpc import RpcError, add_workers
+
+            try:
+                add_workers(list(settings.rpc))
+            except RpcError as exc:
+                raise LoadError(f"{settings.model}: {exc}") from None
         keep: list[Any] = []  # ctypes arrays the params point into, alive until the load ends
         try:
             mparams = model_params(settings, keep)

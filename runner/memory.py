@@ -51,9 +51,17 @@ class ProbeError(Exception):
     """The dry run failed; ``str()`` says why and what to try."""
 
 
+# Buffer names that are not device names: an RPC worker's buffers are named by the device's
+# number on that worker and its address ("RPC0[192.168.1.20:50052]"), its device by a number
+# across all workers ("RPC1"). runner/rpc.py fills this when it adds workers.
+BUFFER_ALIASES: dict[str, str] = {}
+
+
 def device_of_buffer(buf: str) -> str:
     """The device a llama.cpp buffer lives on: host buffers (CPU, CPU_Mapped, CPU_REPACK,
     CUDA_Host, ...) are system RAM, ``Metal_Mapped`` is the Metal device."""
+    if buf in BUFFER_ALIASES:
+        return BUFFER_ALIASES[buf]
     if buf.startswith("CPU") or buf.endswith("_Host"):
         return "CPU"
     if buf.endswith("_Mapped"):
@@ -252,6 +260,13 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
     llamalog.install()
     runtime.llama()  # the runtime's backends first: a GGML_BACKEND_DL build has none yet
     llama_cpp.llama_backend_init()
+    if settings.rpc:
+        from runner.rpc import RpcError, add_workers
+
+        try:
+            add_workers(list(settings.rpc))
+        except RpcError as exc:
+            raise ProbeError(str(exc)) from None
     from runner.params import ParamsError, context_params, model_params
 
     keep: list[Any] = []  # ctypes objects referenced until the load returns

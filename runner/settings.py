@@ -52,6 +52,7 @@ class LoadSettings:
     tensor_split: tuple[float, ...] = ()  # share of the layers per GPU
     embedding: bool = False  # an embeddings-only context (/v1/embeddings) instead of a chat one
     pooling: str = ""  # one of POOLING
+    rpc: tuple[str, ...] = ()  # RPC workers (HOST:PORT) whose devices come before local GPUs
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -87,6 +88,10 @@ def add_load_flags(parser: argparse.ArgumentParser) -> None:
                         help="load for /v1/embeddings only (no text generation)")
     parser.add_argument("--pooling", choices=[p for p in POOLING if p], default="",
                         help="how token vectors become one embedding (default: the model's, else mean)")
+    parser.add_argument("--rpc", type=_endpoints, default=(), metavar="HOST:PORT[,HOST:PORT...]",
+                        help="use the devices of these RPC workers ('hearth-runner rpc-worker'); "
+                             "--tensor-split shares layers between them and local GPUs, workers "
+                             "first")
 
 
 def settings_from_args(args: argparse.Namespace) -> LoadSettings:
@@ -113,6 +118,7 @@ def settings_from_args(args: argparse.Namespace) -> LoadSettings:
         tensor_split=args.tensor_split,
         embedding=args.embedding,
         pooling=args.pooling,
+        rpc=args.rpc,
     )
 
 
@@ -135,6 +141,15 @@ def _split(text: str) -> tuple[float, ...]:
     if not parts or any(p < 0 for p in parts):
         raise argparse.ArgumentTypeError(f"expected non-negative numbers like 3,1, got {text!r}")
     return parts
+
+
+def _endpoints(text: str) -> tuple[str, ...]:
+    from runner.rpc import parse_endpoints
+
+    try:
+        return tuple(parse_endpoints(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _pos_int(text: str) -> int:
