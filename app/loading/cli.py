@@ -25,6 +25,7 @@ from app.jobs import CancelledError, never_cancelled
 from app.loading.confirm import run_probe
 from app.loading.flags import plan_args
 from app.loading.prepare import Prepared, prepare_load
+from app.loading.workers import normalize
 from app.planner.corrections import CorrectionStore
 from app.planner.plan import LaunchPlan
 from app.planner.types import GiB, Pins, PlannerError, Wishes
@@ -67,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--flash-attn", choices=("on", "off", "auto"), default=None)
     p.add_argument("--cache-type-k", default=None)
     p.add_argument("--cache-type-v", default=None)
+    p.add_argument("--rpc", metavar="HOST:PORT[,HOST:PORT...]", default="",
+                   help="split the model over these RPC workers ('hearth-runner rpc-worker' "
+                        "on each machine) as well as this computer's devices")
     p.add_argument("--no-probe", action="store_true", help="skip llama.cpp's dry run")
     p.add_argument("--ignore-measurements", action="store_true",
                    help="plan from the file alone, without what earlier loads measured")
@@ -120,7 +124,8 @@ def main(argv: list[str]) -> int:
         prepared = prepare_load(
             args.model, cached=None, detect=detect, wishes=wishes,
             store=None if args.ignore_measurements else CorrectionStore(), build=build,
-            probe=None if recorded or args.no_probe else run_probe, token=token, model=remote)
+            probe=None if recorded or args.no_probe else run_probe, token=token, model=remote,
+            workers=[normalize(e) for e in args.rpc.split(",") if e.strip()])
     except (GGUFError, PlannerError, RunnerDevicesError, OSError, ValueError,
             CancelledError) as exc:
         print(f"hearth plan: {exc}", file=sys.stderr)

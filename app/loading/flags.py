@@ -46,7 +46,23 @@ def plan_args(plan: LaunchPlan, model_path: str | None = None) -> list[str]:
         args += ["--n-cpu-moe", str(s.n_cpu_moe)]
     if len(s.tensor_split) > 1:
         args += ["--tensor-split", ",".join(num(x) for x in s.tensor_split)]
+    workers = plan_workers(plan)
+    if workers:
+        args += ["--rpc", ",".join(workers)]
     return args
+
+
+def plan_workers(plan: LaunchPlan) -> list[str]:
+    """The RPC workers a plan uses, in device order. A plan on this computer alone (the CPU,
+    or after the fallback dropped them) names none: llama.cpp would still put layers on every
+    worker it is given."""
+    if plan.settings.n_gpu_layers == 0:
+        return []
+    out: list[str] = []
+    for d in plan.devices:
+        if d.device.worker and d.device.worker not in out:
+            out.append(d.device.worker)
+    return out
 
 
 def plan_flags(plan: LaunchPlan, model_path: str) -> list[str]:

@@ -23,6 +23,9 @@ EXIT_BAD_ARGS = 2
 EXIT_LOAD_FAILED = 3
 EXIT_OUT_OF_MEMORY = 4
 EXIT_PORT_IN_USE = 5
+EXIT_WORKER_LOST = 6  # an RPC worker stopped answering (runner/rpc.py)
+# A load refused because a worker could not be used names it so (runner/rpc.py's messages).
+_WORKER_ERROR = re.compile(r"\bworker at \S+:\d+")
 
 # The whole ladder of a 128k-context MoE model is 11 runs (six halvings of the context down to
 # the 2048 floor, q8_0 KV, fewer layers, experts to RAM, the CPU); 16 leaves room for longer
@@ -57,6 +60,10 @@ def classify_failure(exit_code: int | None, crashed: bool, message: str,
     The model's path is left out of the search: "cuda-notes.gguf is not a GGUF model" is not a
     GPU error.
     """
+    if exit_code == EXIT_WORKER_LOST and not crashed:
+        return "worker_lost"
+    if exit_code == EXIT_LOAD_FAILED and _WORKER_ERROR.search(message):
+        return "worker_lost"
     if exit_code == EXIT_OUT_OF_MEMORY and not crashed:
         return "oom"
     if not on_gpu:

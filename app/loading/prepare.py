@@ -18,10 +18,11 @@ from app.gguf import ModelInfo, read_model
 from app.hardware.merge import merge_runner_info
 from app.jobs import CancelToken
 from app.loading.confirm import confirm, corrections_params
+from app.loading.workers import WorkerCheck, check_workers
 from app.planner.corrections import CorrectionStore, model_key
 from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan, plan
-from app.planner.types import Reason, Wishes
+from app.planner.types import Reason, Wishes, WorkerDevice
 from app.runner_client.build import RunnerBuild
 
 # A plan made from a remote header cannot be dry-run: llama.cpp needs the file.
@@ -40,6 +41,13 @@ class Probe(Protocol):
 
     def __call__(self, args: list[str], program: Sequence[str] | None = None, *,
                  token: CancelToken | None = None) -> dict[str, Any]: ...
+
+
+class WorkerCheckFn(Protocol):
+    """The workers' check as prepare_load calls it (:func:`app.loading.workers.check_workers`)."""
+
+    def __call__(self, endpoints: Sequence[str], program: Sequence[str] | None = None, *,
+                 token: CancelToken | None = None) -> WorkerCheck: ...
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,8 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
                  detect: Callable[[], HardwareReport], wishes: Wishes,
                  store: CorrectionStore | None, build: RunnerBuild,
                  probe: Probe | None, token: CancelToken | None = None,
-                 model: ModelInfo | None = None) -> Prepared:
+                 model: ModelInfo | None = None, workers: Sequence[str] = (),
+                 check: WorkerCheckFn = check_workers) -> Prepared:
     """Plan ``model_path`` for ``build``.
 
     ``model``: the model already read (a remote header, ``hf://`` in ``hearth plan``); it has no
@@ -107,7 +116,9 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
 
     ``cached``: this machine's last report (its RAM is measured again); None detects with
     ``detect``. ``store``: the measured corrections (None: plan from the file alone). ``probe``:
-    the dry run (None: skip it). Raises GGUFError / PlannerError / OSError with a sentence to
+    the dry run (None: skip it). ``workers``: RPC workers (``host:port``) to split the model
+    over; each is checked first (``check``, a child process), and one that does not answer is
+    left out with a reason. Raises GGUFError / PlannerError / OSError with a sentence to
     show, and CancelledError as soon as ``token`` is cancelled (the dry run is killed).
     """
     token = token or CancelToken()
@@ -129,9 +140,17 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
         notes.append(NO_DRY_RUN)
         probe = None
 
+    lent: tuple[WorkerDevice, ...] = ()
+    if workers and not wishes.cpu_only:
+        checked = check(list(workers), build.program, token=token)
+        lent = checked.devices
+        notes += checked.notes()
+    token.check()
+
     def replan(extra: Mapping[str, Correction]) -> LaunchPlan:
         token.check()
-        return plan(model, hardware, wishes, combine(stored, extra)).explained(*notes)
+        return plan(model, hardware, wishes, combine(stored, extra),
+                    workers=lent).explained(*notes)
 
     result = replan({})
     if probe is not None and result.fits:

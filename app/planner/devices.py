@@ -7,10 +7,11 @@ plans for the CPU alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from app.hardware.merge import UnusedGpu, unused_gpus
-from app.planner.types import Device, GiB
+from app.planner.types import Device, GiB, WorkerDevice
 
 if TYPE_CHECKING:
     from app.hardware import HardwareReport
@@ -61,9 +62,25 @@ def left_out_gpus(hardware: HardwareReport) -> list[UnusedGpu]:
     return unused_gpus(hardware)
 
 
-def devices_for(hardware: HardwareReport, margin: int, cpu_only: bool = False) -> list[Device]:
-    """GPUs first (device order), then the CPU's RAM."""
-    out: list[Device] = []
+def worker_devices(workers: Sequence[WorkerDevice]) -> list[Device]:
+    """The devices RPC workers lend, as llama.cpp orders them: before this computer's GPUs, in
+    the order the workers are given, named RPC0, RPC1, … across all of them.
+
+    What a worker reports as free is all it can give; we do not know whether it is a GPU or a
+    CPU's RAM, so it keeps the larger of the GPU margin and the RAM headroom.
+    """
+    return [Device(
+        name=f"device {w.index} of {w.endpoint}", kind="gpu", backend="rpc", index=k,
+        total=w.total, free=w.free, used_by_others=max(0, w.total - w.free),
+        reserve=max(RAM_HEADROOM_MIN, ram_headroom(w.total)), llama_name=f"RPC{k}",
+        worker=w.endpoint,
+    ) for k, w in enumerate(workers)]
+
+
+def devices_for(hardware: HardwareReport, margin: int, cpu_only: bool = False,
+                workers: Sequence[WorkerDevice] = ()) -> list[Device]:
+    """Workers' devices first, then this computer's GPUs (device order), then its RAM."""
+    out: list[Device] = [] if cpu_only else worker_devices(workers)
     if not cpu_only:
         for g in choose_gpus(hardware):
             out.append(Device(

@@ -16,7 +16,7 @@ from app.planner.types import DeviceBreakdown, Reason, Settings
 
 log = logging.getLogger(__name__)
 
-FailureKind = Literal["oom", "device"]
+FailureKind = Literal["oom", "device", "worker_lost"]
 CTX_FLOOR = 2048  # below this a chat is barely usable; the ladder goes to the CPU instead
 LAYER_STEP = 0.25  # "fewer layers" drops a quarter of the offloaded ones
 
@@ -33,6 +33,8 @@ def next_fallback(plan: LaunchPlan, failure_kind: str = "oom") -> LaunchPlan | N
     on_gpu = s.n_gpu_layers != 0 and bool(plan.gpus)
     pins = plan.wishes.pins
 
+    if failure_kind == "worker_lost":
+        return _without_workers(plan)
     if failure_kind == "device":
         if not on_gpu:
             return None
@@ -73,6 +75,31 @@ def _step(plan: LaunchPlan, name: str, s: Settings, reason: Reason) -> LaunchPla
     log.info("fallback: %s %s", reason.code, dict(reason.params))
     return replace(plan, settings=s, devices=breakdown, reasons=(*plan.reasons, reason),
                    fallback_steps=(*plan.fallback_steps, kind))
+
+
+def _without_workers(plan: LaunchPlan) -> LaunchPlan | None:
+    """The plan on this computer alone: the layers the workers held go to its RAM (if that does
+    not fit, the next failure steps down as usual)."""
+    if "local" in plan.fallback_steps:
+        return None
+    kept = [d for d in plan.devices if not d.device.worker]
+    lost = [d for d in plan.devices if d.device.worker]
+    if not lost:
+        return None
+    s = plan.settings
+    gpus = [d for d in kept if d.device.kind == "gpu"]
+    counts = [d.usage.layers for d in gpus]
+    ngl = sum(counts)
+    split = tuple(float(c) for c in counts) if len(counts) > 1 and ngl else ()
+    s = replace(s, n_gpu_layers=ngl, tensor_split=split, n_cpu_moe=s.n_cpu_moe if ngl else 0)
+    devices = [d.device for d in kept]
+    usages = predict(plan.model, s, devices)
+    breakdown = tuple(DeviceBreakdown(d, u) for d, u in zip(devices, usages, strict=True))
+    workers = list(dict.fromkeys(d.device.worker for d in lost))
+    reason = Reason("fallback_local", {"workers": workers})
+    log.info("fallback: %s %s", reason.code, dict(reason.params))
+    return replace(plan, settings=s, devices=breakdown, reasons=(*plan.reasons, reason),
+                   fallback_steps=(*plan.fallback_steps, "local"))
 
 
 def _resolved_ngl(s: Settings, n_layer: int) -> int:

@@ -38,6 +38,7 @@ from app.planner.types import (
     Settings,
     Usage,
     Wishes,
+    WorkerDevice,
 )
 
 if TYPE_CHECKING:
@@ -103,18 +104,28 @@ class LaunchPlan:
 
 
 def plan(model: ModelInfo, hardware: HardwareReport, wishes: Wishes | None = None,
-         corrections: Mapping[str, Correction] | None = None) -> LaunchPlan:
+         corrections: Mapping[str, Correction] | None = None,
+         workers: Sequence[WorkerDevice] = ()) -> LaunchPlan:
     """Plan a load of ``model`` on ``hardware``; never raises for "does not fit" (see ``fits``).
 
     A report merged with the runner build's devices (app/hardware/merge.py) plans only for the
-    GPUs that build drives, and the reasons say which GPUs it leaves out and why.
+    GPUs that build drives, and the reasons say which GPUs it leaves out and why. ``workers``:
+    devices other machines lend over RPC, filled like GPUs (llama.cpp puts them first).
     """
     wishes = wishes or Wishes()
     cpu_only = wishes.cpu_only or wishes.pins.n_gpu_layers == 0
-    devices = devices_for(hardware, wishes.margin, cpu_only=cpu_only)
+    devices = devices_for(hardware, wishes.margin, cpu_only=cpu_only, workers=workers)
     left_out = () if cpu_only else tuple(left_out_gpus(hardware))
-    return plan_for_devices(model, devices, thread_count(hardware), wishes, corrections,
-                            left_out=left_out)
+    result = plan_for_devices(model, devices, thread_count(hardware), wishes, corrections,
+                              left_out=left_out)
+    used = {b.device.worker for b in result.gpus if b.device.worker and b.usage.layers}
+    if workers and {w.endpoint for w in workers} != used:
+        # A worker given to llama.cpp is connected to (and held: it serves one client at a
+        # time) even when it holds nothing; plan again without the idle ones, so the devices
+        # keep the names (RPC0, …) the runner will give them.
+        kept = [w for w in workers if w.endpoint in used]
+        return plan(model, hardware, wishes, corrections, workers=kept)
+    return result
 
 
 def plan_for_devices(model: ModelInfo, devices: Sequence[Device], threads: int,
@@ -482,6 +493,9 @@ class _Search:
                         "have": have}))
                 if lay.n_cpu_moe and lay.ngl:
                     r.append(Reason("experts_first", {"n_cpu_moe": lay.n_cpu_moe}))
+        if lay.ngl and any(d.worker for d in self.gpus):
+            r.append(Reason("split_machines", {"parts": split_parts(m.n_layer, lay.counts,
+                                                                    self.gpus)}))
         if s.cache_type_k in QUANTIZED_KV and not self.p.cache_type_k:
             r.append(Reason("kv_quantized", {"cache_type": s.cache_type_k,
                                              "on_gpu": bool(self.gpus)}))
@@ -505,6 +519,27 @@ class _Search:
         pinned = self.p.pinned()
         if pinned:
             r.append(Reason("pinned", {"pins": _json_pins(pinned)}))
+
+
+def split_parts(n_layer: int, counts: Sequence[int],
+                gpus: Sequence[Device]) -> list[dict[str, Any]]:
+    """Which layers each machine holds, as llama.cpp places them: the first layers that are not
+    offloaded stay in this computer's RAM, then each device in order takes its count (the last
+    "layer" is the output head, index ``n_layer``)."""
+    top = n_layer + 1
+    first = top - sum(counts)
+    parts: list[dict[str, Any]] = []
+    if first > 0:
+        parts.append({"machine": "", "device": "RAM", "first": 0, "last": first - 1,
+                      "output": False})
+    for dev, n in zip(gpus, counts, strict=False):
+        if n:
+            last = first + n - 1
+            parts.append({"machine": dev.worker, "device": dev.name if not dev.worker
+                          else dev.llama_name, "first": first, "last": min(last, n_layer - 1),
+                          "output": last >= n_layer})
+            first += n
+    return parts
 
 
 def within_budget(devices: Sequence[Device], usages: Sequence[Usage]) -> bool:

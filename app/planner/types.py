@@ -129,10 +129,21 @@ class Device:
     reserve: int  # kept free: the GPU margin, or the RAM headroom
     unified: bool = False  # a GPU whose memory is system RAM (Apple Silicon, iGPU)
     llama_name: str = ""  # the ggml device name (CUDA0, Metal, CPU): matches probe output
+    worker: str = ""  # HOST:PORT of the RPC worker that lends it; "" for this computer's own
 
     @property
     def budget(self) -> int:
         return max(0, self.free - self.reserve)
+
+
+@dataclass(frozen=True)
+class WorkerDevice:
+    """A device another machine lends over llama.cpp's RPC (``hearth-runner rpc-check``)."""
+
+    endpoint: str  # HOST:PORT
+    index: int  # its number on that worker
+    free: int
+    total: int
 
 
 @dataclass(frozen=True)
@@ -167,6 +178,7 @@ class DeviceBreakdown:
             "kind": d.kind,
             "backend": d.backend,
             "llama_name": d.llama_name,
+            "worker": d.worker,
             "total": d.total,
             "free": d.free,
             "used_by_others": d.used_by_others,

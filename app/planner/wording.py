@@ -67,7 +67,10 @@ def join_names(names: Sequence[str]) -> str:
 
 
 def _where(gpus: Sequence[str]) -> str:
-    return f"the {join_names(gpus)}" if len(gpus) == 1 else f"{len(gpus)} GPUs"
+    if len(gpus) == 1:
+        return f"the {join_names(gpus)}"
+    # A worker's device is named "device N of HOST:PORT": it may be a CPU, so not "GPUs".
+    return f"{len(gpus)} " + ("devices" if any(" of " in g for g in gpus) else "GPUs")
 
 
 def _backends(p: Params) -> str:
@@ -152,6 +155,26 @@ def _fallback_cpu(p: Params) -> str:
     return "Out of memory on the GPU: retrying on the CPU only."
 
 
+def _split_machines(p: Params) -> str:
+    parts = []
+    for part in p["parts"]:
+        first, last = part["first"], part["last"]
+        span = f"layer {first}" if first == last else f"layers {first}–{last}"
+        if last < first:  # only the output head
+            span = "the output layer"
+        elif part.get("output"):
+            span += " and the output layer"
+        where = (f"{part['machine']} ({part['device']})" if part["machine"]
+                 else f"this computer's {part['device']}")
+        parts.append(f"{span} on {where}")
+    return "Split over several machines: " + "; ".join(parts) + "."
+
+
+def _fallback_local(p: Params) -> str:
+    return ("A worker stopped answering: loading again on this computer alone, without "
+            f"{join_names(p['workers'])}.")
+
+
 _WORDING: dict[str, Callable[[Params], str]] = {
     # where the layers go
     "cpu_as_asked": lambda p: "Running on the CPU, as asked.",
@@ -203,6 +226,11 @@ _WORDING: dict[str, Callable[[Params], str]] = {
     "fallback_experts": lambda p: "Out of memory: retrying with every expert tensor in system "
                                   "RAM.",
     "fallback_cpu": _fallback_cpu,
+    "fallback_local": _fallback_local,
+    # several machines (llama.cpp RPC)
+    "split_machines": _split_machines,
+    "worker_unavailable": lambda p: (f"Worker {p['endpoint']} left out: "
+                                     f"{str(p['why']).rstrip('.')}."),
     # measurements and the dry run (app/loading)
     "stored_corrections": lambda p: ("Memory figures corrected by what an earlier load of this "
                                      f"model measured ({_corrections(p, 2)})."),

@@ -231,3 +231,53 @@ def test_a_worker_killed_mid_chat_ends_the_runner_with_a_line_that_names_it(
     assert code == EXIT_WORKER_LOST, r.stderr_text()[-2000:]
     last = json.loads(r.stderr_lines[-1])
     assert workers[1].endpoint in last["msg"] and last["workers"] == [workers[1].endpoint]
+
+
+def test_the_app_plans_a_split_checks_it_with_the_dry_run_and_falls_back_without_a_lost_worker(
+        workers: list[Worker], split_model: Path) -> None:
+    """The app's own path: the workers checked in a child process, the plan over them confirmed
+    by llama.cpp's dry run, started with the plan's flags; then a worker dies, the runner says
+    so (exit 6), and the ladder's next plan loads on this computer alone and answers."""
+    from app.hardware import detect_hardware
+    from app.loading.confirm import run_probe
+    from app.loading.flags import plan_flags
+    from app.loading.ladder import classify_failure, uses_gpu
+    from app.loading.prepare import prepare_load
+    from app.planner import Pins, Wishes, next_fallback
+    from app.runner_client.build import detect_runner_build
+
+    rt = portable()
+    build = detect_runner_build([sys.executable, "-m", "runner", "--runtime", str(rt)])
+    endpoints = [w.endpoint for w in workers]
+    prepared = prepare_load(
+        str(split_model), cached=None, detect=detect_hardware, build=build, store=None,
+        wishes=Wishes(context=512, pins=Pins(tensor_split=(1.0, 1.0))), probe=run_probe,
+        workers=[*endpoints, "127.0.0.1:9"])
+    p = prepared.plan
+    codes = [r.code for r in p.reasons]
+    assert p.fits, p.reason_texts()
+    assert "split_machines" in codes
+    assert {"probe_matches", "probe_corrected"} & set(codes), p.reason_texts()
+    assert any("Worker 127.0.0.1:9 left out" in t for t in p.reason_texts())
+    flags = plan_flags(p, str(split_model))
+    assert flags[flags.index("--rpc") + 1] == ",".join(endpoints)
+
+    r = spawn_runner(*flags, model=split_model, runtime=rt)
+    try:
+        r.wait_listening()
+        r.wait_ready()
+        split_text, _ = chat(r)
+        workers[0].process.kill()
+        with pytest.raises(Exception):  # noqa: B017 - the runner goes away mid-request
+            chat(r)
+        code = r.process.wait(timeout=60)
+    finally:
+        r.kill()
+    message = json.loads(r.stderr_lines[-1])["msg"]
+    kind = classify_failure(code, False, message, uses_gpu(p), str(split_model))
+    assert kind == "worker_lost" and workers[0].endpoint in message
+    local = next_fallback(p, kind)
+    assert local is not None and "--rpc" not in plan_flags(local, str(split_model))
+    with running(*plan_flags(local, str(split_model)), model=split_model, runtime=rt) as again:
+        local_text, _ = chat(again)
+    assert local_text == split_text  # the same answer, now from this computer alone
