@@ -49,11 +49,14 @@ def normalize(text: str) -> str:
     t = text.strip().removeprefix("rpc://").rstrip("/")
     if not t:
         raise ValueError("Type the worker's address, such as 192.168.1.20:50052.")
+    if any(c.isspace() or c in "/@?#," for c in t):
+        raise ValueError(f"{text.strip()!r} is not an address: type host:port, such as "
+                         "192.168.1.20:50052.")
     host, sep, port = t.rpartition(":")
     if not sep or "]" in port:
         host, port = t, str(DEFAULT_PORT)
     host = host.strip("[]")
-    if not host or any(c.isspace() or c in "/@?#," for c in host):
+    if not host:
         raise ValueError(f"{text.strip()!r} is not an address: type host:port, such as "
                          "192.168.1.20:50052.")
     if not port.isdigit() or not 0 < int(port) < 65536:

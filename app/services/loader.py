@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,9 @@ from app.loading.measure import record_load
 from app.loading.prepare import Prepared, Probe, prepare_load
 from app.loading.text import does_not_fit_text, gave_up_text
 from app.loading.tuning import merge_pins
+from app.planner import wording
 from app.planner.corrections import CorrectionStore
+from app.planner.fallback import next_fallback
 from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan
 from app.planner.types import Pins, PlannerError, Wishes
@@ -95,6 +97,7 @@ class ModelLoader(QObject):
                  find_build: Callable[[CancelToken], RunnerBuild] | None = None,
                  probe: Probe | None = run_probe,
                  pins_for: PinsLookup | None = None,
+                 workers: Callable[[], Sequence[str]] = lambda: (),
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.runner = runner
@@ -107,6 +110,7 @@ class ModelLoader(QObject):
         self._find_build = find_build or (lambda token: chosen_build(token, self._machine))
         self._probe = probe
         self._pins_for = pins_for
+        self._workers = workers  # the RPC workers a plan may split over (app/services/workers)
         self._job: CancelToken | None = None  # the plan being made
         self._report: HardwareReport | None = None
         self._generation = 0  # bumps on every load, restart and cancel: stale results drop
@@ -167,6 +171,7 @@ class ModelLoader(QObject):
         store_in, find_build = self._store, self._find_build
         detect, probe, wishes = self._detect, self._probe, self.wishes
         pins_for = self._pins_for
+        workers = list(self._workers())
 
         def work(token: CancelToken) -> Prepared:
             build = find_build(token)
@@ -182,7 +187,8 @@ class ModelLoader(QObject):
             use = wishes if chosen is None else \
                 dataclasses.replace(wishes, pins=merge_pins(wishes.pins, chosen))
             return prepare_load(path, cached=cached, detect=detect_once, wishes=use,
-                                store=_store(store_in), build=build, probe=probe, token=token)
+                                store=_store(store_in), build=build, probe=probe, token=token,
+                                workers=workers)
 
         self._job = self._tasks.start_job(
             work, lambda r: self._on_prepared(gen, r), lambda e: self._on_prepare_error(gen, e),
@@ -292,8 +298,16 @@ class ModelLoader(QObject):
     def _on_failed(self, message: str) -> None:
         ex = self.runner.last_exit
         if self.phase == LoadPhase.READY:
+            lost = self._without_lost_worker(ex.code if ex else None, message)
             self.phase = LoadPhase.DIED
             self.died.emit(message)
+            if lost is not None:
+                # A worker died under a loaded model: load again on this computer alone
+                # rather than leave the user with nothing (the runner already said which).
+                self._generation += 1
+                gen = self._generation
+                self.retrying.emit(wording.text(lost.reasons[-1]))
+                QTimer.singleShot(RETRY_DELAY_MS, lambda: self._begin_if(gen, lost))
             return
         ladder = self.ladder
         if self.phase != LoadPhase.LOADING or ladder is None or not ladder.active:
@@ -310,6 +324,17 @@ class ModelLoader(QObject):
         self.retrying.emit(ladder.steps[-1])
         gen = self._generation
         QTimer.singleShot(RETRY_DELAY_MS, lambda: self._retry(gen))
+
+    def _without_lost_worker(self, code: int | None, message: str) -> LaunchPlan | None:
+        plan = self.good_plan
+        if plan is None or classify_failure(code, False, message, False) != "worker_lost":
+            return None
+        return next_fallback(plan, "worker_lost")
+
+    def _begin_if(self, gen: int, plan: LaunchPlan) -> None:
+        if gen == self._generation and self.phase == LoadPhase.DIED and \
+                self.runner.state in (RunnerState.STOPPED, RunnerState.FAILED):
+            self._begin(plan)
 
     def _give_up(self, message: str) -> None:
         ladder = self.ladder
