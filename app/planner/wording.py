@@ -172,7 +172,7 @@ def _split_machines(p: Params) -> str:
 
 def _fallback_local(p: Params) -> str:
     return ("A worker stopped answering: loading again on this computer alone, without "
-            f"{join_names(p['workers'])}.")
+            f"{', '.join(p['workers'])}.")
 
 
 _WORDING: dict[str, Callable[[Params], str]] = {
