@@ -164,14 +164,18 @@ def check(endpoint: str, timeout: float = CHECK_TIMEOUT_S) -> WorkerInfo:
     return WorkerInfo(endpoint, version, devices)
 
 
-def reachable(endpoint: str, timeout: float = 1.0) -> bool:
-    """Whether something still listens at ``endpoint`` (a connect only: a busy worker counts)."""
+def gone(endpoint: str, timeout: float = 1.0) -> bool:
+    """Whether nothing listens at ``endpoint`` any more (refused, unreachable). A connect that
+    times out is not proof: a busy worker's backlog may be full (it serves one client at a
+    time, and llama.cpp may hold a second connection waiting)."""
     try:
         host, port = split_endpoint(endpoint)
         with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except (OSError, ValueError):
+            return False
+    except TimeoutError:
         return False
+    except (OSError, ValueError):
+        return True
 
 
 # ---- the llama library's RPC backend -------------------------------------------------------------
@@ -240,6 +244,17 @@ def _name_buffers() -> None:
             BUFFER_ALIASES[f"RPC{i}[{worker}]"] = d["name"]
 
 
+def _lost(endpoints: list[str], wait_s: float = 1.0) -> list[str]:
+    """The workers that are gone, asked for up to ``wait_s``: a killed worker's connection may
+    close a moment before its listening socket does. All of them when none can be told apart."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        lost = [e for e in endpoints if gone(e)]
+        if lost or time.monotonic() > deadline:
+            return lost or endpoints
+        time.sleep(0.05)
+
+
 # Kept referenced: ggml calls it from any thread until the process ends.
 _abort_callback: Any = None
 
@@ -257,7 +272,7 @@ def guard_aborts(endpoints: list[str]) -> None:
         text = (message or b"").decode("utf-8", "replace").strip()
         if "RPC" not in text and "connect" not in text:
             return
-        lost = [e for e in endpoints if not reachable(e)] or endpoints
+        lost = _lost(endpoints)
         names = ", ".join(lost)
         log.error("the RPC worker at %s stopped answering (%s); load the model again without "
                   "it, or restart the worker", names, text,
