@@ -29,9 +29,11 @@ if TYPE_CHECKING:
     from app.services.hub import HubService
     from app.services.loader import ModelLoader
     from app.services.local_models import LocalModelsService
+    from app.services.remote import RemoteService
     from app.services.runner_process import RunnerProcess
     from app.services.storage import ConversationService, ModelLibraryService, StoreService
     from app.services.tasks import TaskRunner
+    from app.services.workers import WorkersService
     from app.settings import AppSettings
     from app.ui.main_window import MainWindow
 
@@ -188,10 +190,13 @@ class Gui:
     downloads: DownloadManager
     hub_client: _Shared[Any]
     settings: Callable[[], AppSettings]  # the app settings now (the dialog changes them)
+    remote: RemoteService  # the servers the user added (Settings → Servers)
+    workers: WorkersService  # other computers' devices, and this one's lent (Settings)
 
     def close(self) -> None:
         """After the window closed: stop transfers (their partial files stay), cancel long
-        jobs, finish the queued saves."""
+        jobs, finish the queued saves, stop lending this computer."""
+        self.workers.stop_lending()
         self.downloads.shutdown()
         self.local.shutdown()
         self.tasks.cancel_jobs()
@@ -249,6 +254,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     """
     from app.hardware import detect_hardware
     from app.hardware.cli import runner_devices
+    from app.remote.servers import ServerList
     from app.services.chat_session import ChatSession
     from app.services.chat_stream import ChatStreamer
     from app.services.downloads import DownloadManager
@@ -256,6 +262,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     from app.services.hub import HubService
     from app.services.loader import ModelLoader
     from app.services.local_models import LocalModelsService
+    from app.services.remote import RemoteService
     from app.services.runner_process import RunnerProcess
     from app.services.storage import ConversationService, ModelLibraryService, StoreService
     from app.services.tasks import TaskRunner
@@ -273,7 +280,8 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     store = StoreService(StoreThread(lambda: open_database(store_path)), parent)
     conversations = ConversationService(store, parent)
     library = ModelLibraryService(store, parent)
-    runner = RunnerProcess(polls, parent, port=current[0].launch_port)
+    runner = RunnerProcess(polls, parent, port=current[0].launch_port,
+                           host=current[0].launch_host)
     def devices_of_the_runtime() -> dict[str, Any]:
         # What the runtime the next load uses can drive (chosen now if not yet; off the GUI
         # thread, with the machine report the service has just shown).
@@ -287,11 +295,20 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     from app.services.tuning import TuningService
 
     tuning = TuningService(tasks, store, cached_hardware=lambda: hardware.report, parent=parent)
+    # Other computers' devices (RPC workers): the list from workers.json, checked at each load;
+    # nothing is contacted until the user adds one.
+    from app.loading.workers import worker_program
+    from app.services.workers import WorkersService
+
+    workers = WorkersService(tasks, program=worker_program, parent=parent)
     loader = ModelLoader(runner, tasks, cached_hardware=lambda: hardware.report,
-                         pins_for=tuning.saved_pins, parent=parent)
+                         pins_for=tuning.saved_pins, workers=workers.endpoints, parent=parent)
     tuning.wishes = loader.wishes  # the panel plans the way the load will
     streamer = ChatStreamer(parent)
     session = ChatSession(streamer, conversations, params=chat_params, parent=parent)
+    # The servers the user added: read from servers.json; nothing is contacted until the user
+    # adds, refreshes or uses one.
+    remote = RemoteService(tasks, ServerList.load(), parent)
     # Getting models: the Hub (one shared client; its token is read when it is made), the
     # download queue and the models already on this computer.
     from app import paths
@@ -330,7 +347,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
                         hardware_panel=HardwarePanel(hardware), runner_flags=runner_flags,
                         local_models=local, conversations=conversations,
                         model_tabs=[(discover, "Discover"), (library_view, "Models"),
-                                    (downloads_view, "Downloads")])
+                                    (downloads_view, "Downloads")], remote=remote)
     discover.queued.connect(lambda _id: window.tabs.setCurrentWidget(downloads_view))
 
     def find_instruct(query: str) -> None:  # a base model is loaded: its instruct version
@@ -350,7 +367,8 @@ def compose(parent: QObject, *, store_path: Path | None = None,
 
         dialog = SettingsDialog(current[0], models=local, hub=hub, runner=runner,
                                 apply_theme=apply_theme or (lambda _theme: None),
-                                folders=lambda: local.folders, parent=window)
+                                folders=lambda: local.folders, remote=remote,
+                                workers=workers, parent=window)
 
         def changed(s: AppSettings) -> None:
             if s.runtime != current[0].runtime:
@@ -359,6 +377,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
                 select.want(s.runtime or None)  # chosen again at the next load
             current[0] = s
             runner.port = s.launch_port  # from the next load on
+            runner.host = s.launch_host
 
         dialog.changed.connect(changed)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -419,7 +438,8 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     downloads.start()
     local.rescan()
     return Gui(tasks, polls, store, conversations, library, runner, hardware, loader, streamer,
-               session, window, hub, local, downloads, hub_client, lambda: current[0])
+               session, window, hub, local, downloads, hub_client, lambda: current[0], remote,
+               workers)
 
 
 if __name__ == "__main__":

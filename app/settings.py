@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 from app import paths
+from app.remote.share import LOOPBACK, valid_host
 from app.storage.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ MAX_PORT = 65535
 # One step per schema version: MIGRATIONS[n] turns a version-n dict into a version-(n + 1) one.
 # A step works on plain JSON data and must not fail on values it does not use (they are checked
 # after the last step, key by key). Version 1 is the first schema: nothing to migrate yet.
+# A new key with a default (``share_host``) needs no step: a file without it reads as the default.
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
 MIGRATIONS: dict[int, Migration] = {}
 
@@ -63,8 +65,12 @@ class AppSettings:
     theme: Theme = "system"
     # The runner's port when other apps may use it; 0: any free port (a new one each load).
     runner_port: int = 0
-    # Other apps on this computer may use the loaded model (the dialog shows URL and key).
+    # Other apps (and, with a wider ``share_host``, other devices) may use the loaded model
+    # (the dialog shows URL and key).
     share_runner: bool = False
+    # Where the runner listens while sharing: loopback (this computer only), "0.0.0.0" (every
+    # network) or one of this computer's addresses. Without sharing it is always loopback.
+    share_host: str = LOOPBACK
     first_run_done: bool = False
     # The runner's runtime by name (app/runtimes); "" chooses from the hardware.
     runtime: str = ""
@@ -76,6 +82,11 @@ class AppSettings:
         """The port to start the runner on: the fixed one only while sharing is on (nothing
         else connects to the runner, so a fixed port would only risk "port in use")."""
         return self.runner_port if self.share_runner else 0
+
+    @property
+    def launch_host(self) -> str:
+        """The interface to start the runner on: the chosen one only while sharing is on."""
+        return self.share_host if self.share_runner else LOOPBACK
 
     def with_changes(self, **changes: Any) -> AppSettings:
         """A copy with ``changes``, checked like values read from the file (ValueError)."""
@@ -106,6 +117,7 @@ def to_json(settings: AppSettings) -> dict[str, Any]:
         "theme": settings.theme,
         "runner_port": settings.runner_port,
         "share_runner": settings.share_runner,
+        "share_host": settings.share_host,
         "first_run_done": settings.first_run_done,
         "runtime": settings.runtime,
         "window_geometry": _b64(settings.window_geometry),
@@ -162,6 +174,7 @@ def from_json(data: object, steps: Mapping[int, Migration] | None = None,
         theme=cast(Theme, pick("theme", lambda v: v in THEMES, default.theme)),
         runner_port=pick("runner_port", is_port, default.runner_port),
         share_runner=pick("share_runner", is_bool, default.share_runner),
+        share_host=pick("share_host", valid_host, default.share_host),
         first_run_done=pick("first_run_done", is_bool, default.first_run_done),
         runtime=pick("runtime", _is_runtime_name, default.runtime),
         window_geometry=_unb64(d.get("window_geometry"), "window_geometry"),
@@ -241,6 +254,8 @@ def _problems(s: AppSettings) -> list[str]:
             not valid_port(s.runner_port):
         problems.append(f"the port must be 0 (any free port) or {MIN_FIXED_PORT}–{MAX_PORT}, "
                         f"not {s.runner_port!r}")
+    if not valid_host(s.share_host):
+        problems.append(f"the sharing interface must be an IP address, not {s.share_host!r}")
     for name in ("share_runner", "first_run_done"):
         if not isinstance(getattr(s, name), bool):
             problems.append(f"{name} must be true or false")

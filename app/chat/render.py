@@ -34,6 +34,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from app.chat.message import Message
+from app.chat.source import ReplySource
 from app.chat.streaming import Reasoned, split_reasoning
 
 ALLOWED_SCHEMES = frozenset({"http", "https", "mailto"})
@@ -357,8 +358,13 @@ def render_actions(m: Message, theme: Theme, index: int) -> str:
         forward = link("next", "›") if at < count else "›"
         parts.append(f"{back} {at}/{count} {forward}")
     speed = m.meta.get("tokens_per_s")
-    if m.role == "assistant" and isinstance(speed, int | float):
+    whole = m.meta.get("streamed") is False  # sent at once: no meaningful token rate
+    if m.role == "assistant" and isinstance(speed, int | float) and not whole:
         parts.append(escape_text(f"{speed:.1f} tokens/s"))
+    source = ReplySource.from_meta(m.meta) if m.role == "assistant" else None
+    if source is not None:  # which model wrote it, and on which server if not here
+        parts.append(escape_text(source.label() + (" (sent whole: the server does not stream)"
+                                                   if whole else "")))
     sep = " &nbsp;·&nbsp; "
     return (f'<p style="margin-top:2px; color:{theme.muted}; font-size:small">'
             f"{sep.join(parts)}</p>\n")

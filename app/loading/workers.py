@@ -129,6 +129,22 @@ def parse_check(stdout: str, endpoints: Sequence[str], stderr: str = "") -> Work
     return WorkerCheck(tuple(devices), problems)
 
 
+def worker_program() -> list[str]:
+    """The runner program that can lend this computer: the chosen runtime, else the first
+    usable runtime folder (llama-cpp-python's own build has no RPC backend); the plain runner
+    when there is none (its refusal then says what to install)."""
+    from app.runner_client.command import base_program
+    from app.runtimes.catalog import list_runtimes
+
+    program = runner_program()
+    if "--runtime" in program:
+        return program
+    for rt in list_runtimes():
+        if not rt.builtin and not rt.problem:
+            return [*base_program(), *rt.args()]
+    return program
+
+
 def worker_command(program: Sequence[str] | None = None, *, port: int = DEFAULT_PORT,
                    host: str = "127.0.0.1") -> list[str]:
     """The command that lends this computer's devices (the app starts it with its stdin held

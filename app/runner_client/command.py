@@ -6,6 +6,7 @@ process's argv.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 import sys
@@ -59,15 +60,21 @@ def build_launch(model: str, flags: list[str] | None = None,
                  base_env: Mapping[str, str] | None = None,
                  key: str | None = None,
                  program: Sequence[str] | None = None,
-                 port: int = 0) -> RunnerLaunch:
+                 port: int = 0, host: str = "127.0.0.1") -> RunnerLaunch:
     """The ``serve`` command for ``model`` with extra runner ``flags`` (e.g. from a plan).
 
     ``port`` 0 lets the system pick a free one (the runner reports it); a fixed port is for
-    other apps on this computer that the user lets use the model. Either way the runner
-    listens on loopback only and the key is new for each start.
+    other apps that the user lets use the model. ``host`` is loopback unless the user shares
+    the model with other devices (an address of this computer, or 0.0.0.0 for every network):
+    then ``--allow-remote`` says it is on purpose. Either way the key is required and new for
+    each start.
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"the runner's port must be 0 (any free port) or 1–65535, not {port!r}")
+    try:
+        remote = not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        raise ValueError(f"the runner's interface must be an IP address, not {host!r}") from None
     key = key or secrets.token_urlsafe(32)
     env = dict(os.environ if base_env is None else base_env)
     env["HEARTH_API_KEY"] = key
@@ -75,6 +82,7 @@ def build_launch(model: str, flags: list[str] | None = None,
     # The program the plan was made for (its RunnerBuild), so the dry run, the devices and
     # the served model all come from one llama.cpp build.
     prog, *pre = program or runner_program()
-    args = [*pre, "serve", "--model", model, "--host", "127.0.0.1", "--port", str(port),
+    args = [*pre, "serve", "--model", model, "--host", host, "--port", str(port),
+            *(["--allow-remote"] if remote else []),
             "--watch-stdin", *(flags or [])]  # exit when the app closes our stdin or dies
     return RunnerLaunch(program=prog, args=args, env=env, key=key)

@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.chat.message import Message
 from app.chat.sampling import ChatSettings, Sampling, fold_system
+from app.chat.source import ReplySource
 from app.chat.stats import ReplyStats
 from app.chat.transcript import ReplyEnd, Transcript
 from app.services.chat_stream import (
@@ -80,6 +81,9 @@ class ChatSession(QObject):
     # list[Message]: the finished messages to show again, when Regenerate, Edit or Continue
     # changed the branch shown (the live reply and the new question follow as usual).
     shown_changed = Signal(object)
+    # StreamFailure: a server the user added failed the reply (its ``code`` says how: the
+    # window refreshes the server's models when the model is gone).
+    server_failed = Signal(object)
 
     def __init__(self, streamer: Streamer, store: ChatStore, *,
                  params: dict[str, Any] | None = None,
@@ -147,26 +151,31 @@ class ChatSession(QObject):
                                      model=conv.model, settings=dict(conv.settings))
         self.conversation_changed.emit(self.transcript)
 
-    def send(self, text: str, url: str, key: str) -> bool:
-        """Send the user's ``text``; False when a reply is streaming or the text is empty."""
+    def send(self, text: str, url: str, key: str, *, source: ReplySource | None = None) -> bool:
+        """Send the user's ``text``; False when a reply is streaming or the text is empty.
+
+        ``source``: where the reply is asked (a server the user added, whose base URL is
+        ``url``, or the local model); it is recorded in the reply's ``meta``."""
         text = text.strip()
         if not text or not self._idle():
             return False
         user, live = self.transcript.begin_reply(text)
-        return self._start(url, key, user, live)
+        return self._start(url, key, user, live, source=source)
 
     def _reshow(self, *leaving: Message | None) -> None:
         self.shown_changed.emit([m for m in self.transcript.messages if m not in leaving])
 
-    def regenerate(self, reply: Message, url: str, key: str) -> bool:
+    def regenerate(self, reply: Message, url: str, key: str, *,
+                   source: ReplySource | None = None) -> bool:
         """A new reply in place of ``reply``; the old one stays as a branch."""
         if not self._idle():
             return False
         live = self.transcript.regenerate(reply)
         self._reshow(live)
-        return self._start(url, key, None, live)
+        return self._start(url, key, None, live, source=source)
 
-    def edit_and_resend(self, question: Message, text: str, url: str, key: str) -> bool:
+    def edit_and_resend(self, question: Message, text: str, url: str, key: str, *,
+                        source: ReplySource | None = None) -> bool:
         """Ask ``text`` instead of ``question``; the old question and its replies stay as a
         branch."""
         text = text.strip()
@@ -174,15 +183,16 @@ class ChatSession(QObject):
             return False
         user, live = self.transcript.edit(question, text)
         self._reshow(user, live)
-        return self._start(url, key, user, live)
+        return self._start(url, key, user, live, source=source)
 
-    def continue_reply(self, reply: Message, url: str, key: str) -> bool:
+    def continue_reply(self, reply: Message, url: str, key: str, *,
+                       source: ReplySource | None = None) -> bool:
         """Let the model go on with the last reply (cut by its length limit or by Stop)."""
         if not self._idle():
             return False
         live = self.transcript.continue_reply(reply)
         self._reshow(live)
-        return self._start(url, key, None, live, continuing=True)
+        return self._start(url, key, None, live, continuing=True, source=source)
 
     def stop(self) -> None:
         """Stop the reply; the partial text is kept, noted "Stopped."."""
@@ -220,7 +230,7 @@ class ChatSession(QObject):
         return max(256, self.context_size - min(int(reply), self.context_size // 2))
 
     def _start(self, url: str, key: str, user: Message | None, live: Message,
-               continuing: bool = False) -> bool:
+               continuing: bool = False, source: ReplySource | None = None) -> bool:
         messages, dropped = self.transcript.api_messages(self.system_prompt, self._budget(),
                                                          continuing=continuing)
         if user is not None:
@@ -228,6 +238,11 @@ class ChatSession(QObject):
             self.message_added.emit(user)
         if self.transcript.model:
             live.meta["model"] = self.transcript.model
+        if source is None and self.transcript.model:
+            source = ReplySource(self.transcript.model)
+        if source is not None:
+            # Where this reply comes from (a continued reply may change hands: the last wins).
+            live.meta["source"] = source.to_meta()
         self._store.save_message(self.transcript, live)
         self._last_save = self._sent_at = self._clock()
         self._first_at = None
@@ -235,7 +250,8 @@ class ChatSession(QObject):
         self._pieces = 0
         self.live_changed.emit(live)
         self.trimmed.emit(dropped)
-        self._request = self._streamer.send(ChatRequest(url, key, messages, self.request_params()))
+        self._request = self._streamer.send(ChatRequest(url, key, messages, self.request_params(),
+                                                        source=source))
         self._timer.start()
         self.busy_changed.emit(True)
         return True
@@ -273,13 +289,15 @@ class ChatSession(QObject):
         if isinstance(outcome, StreamEnded):
             end = {"length": ReplyEnd.LENGTH, "stopped": ReplyEnd.STOPPED}.get(
                 outcome.reason, ReplyEnd.FINISHED)
-            self._end(end, usage=outcome.usage)
+            self._end(end, usage=outcome.usage, streamed=outcome.streamed)
         elif outcome.kind is FailureKind.RUNNER_GONE:
             self._end(ReplyEnd.RUNNER_DIED)
         elif self._retry_without_system_role(outcome):
             return
         else:
             self._end(ReplyEnd.FAILED, outcome.message)
+            if outcome.kind is FailureKind.SERVER:
+                self.server_failed.emit(outcome)
 
     def _retry_without_system_role(self, failure: StreamFailure) -> bool:
         """Some chat templates (Gemma 2's) refuse a system message: send it again with the
@@ -291,10 +309,12 @@ class ChatSession(QObject):
             return False
         log.info("the chat template refused the system message; folding it into the question")
         self._request = self._streamer.send(ChatRequest(
-            request.url, request.key, fold_system(request.messages), request.params))
+            request.url, request.key, fold_system(request.messages), request.params,
+            source=request.source))
         return True
 
-    def _end(self, end: ReplyEnd, detail: str = "", usage: dict[str, Any] | None = None) -> None:
+    def _end(self, end: ReplyEnd, detail: str = "", usage: dict[str, Any] | None = None,
+             streamed: bool = True) -> None:
         self._timer.stop()
         if self._pending:
             self.transcript.append(self._pending)
@@ -306,6 +326,8 @@ class ChatSession(QObject):
         if reply is not None:
             reply.meta.update(stats.to_meta())
             reply.meta["finish"] = end.value
+            if not streamed:  # the server sent it whole: its speed is not a token rate
+                reply.meta["streamed"] = False
             self._store.save_message(self.transcript, reply)
             self.live_changed.emit(None)
             self.reply_finished.emit(reply)

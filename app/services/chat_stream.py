@@ -11,6 +11,10 @@ and the runner stops generating when the client disconnects.
 
 How a stream ends is typed (:class:`StreamEnded`, :class:`StreamFailure`): "the runner went away"
 is told apart from "the runner answered with an error" by the exception, not by timing.
+
+A request whose :class:`~app.chat.source.ReplySource` names a server goes to that server through
+app/remote/client.py (with the model's id in the body) instead of the runner; its failures are
+:attr:`FailureKind.SERVER` with the server's error ``code`` ("model_gone", "auth", ...).
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from app.chat.source import ReplySource
 from app.jobs import CancelToken
+from app.remote.client import RemoteClient, RemoteError
 from app.runner_client import RunnerClient, RunnerError, RunnerUnreachable
 
 log = logging.getLogger(__name__)
@@ -33,7 +39,8 @@ _ids = itertools.count(1)
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One reply to stream: where, with which key, what to send."""
+    """One reply to stream: where, with which key, what to send. ``source`` names a server
+    the user added (``url`` is then its base URL) or the local model; None: the runner."""
 
     url: str
     key: str
@@ -41,6 +48,11 @@ class ChatRequest:
     params: dict[str, Any] = field(default_factory=dict)
     id: int = field(default_factory=lambda: next(_ids))
     token: CancelToken = field(default_factory=CancelToken, compare=False, repr=False)
+    source: ReplySource | None = None
+
+    @property
+    def remote(self) -> bool:
+        return self.source is not None and self.source.remote
 
 
 @dataclass(frozen=True)
@@ -56,11 +68,13 @@ class StreamEnded:
     request: int
     reason: str
     usage: dict[str, Any] | None = None
+    streamed: bool = True  # False: the server sent the whole reply at once (it does not stream)
 
 
 class FailureKind(Enum):
     RUNNER_GONE = "runner_gone"  # nothing answers any more: the runner exited or crashed
     API = "api"  # the runner answered with an error
+    SERVER = "server"  # a server the user added failed or refused (``code`` says how)
     BUG = "bug"  # an unexpected exception in Hearth itself
 
 
@@ -69,10 +83,18 @@ class StreamFailure:
     request: int
     kind: FailureKind
     message: str
+    code: str = ""  # for SERVER: app/remote/client.py's RemoteError.code
 
 
-def stream_reply(request: ChatRequest, emit_delta: Any, client_factory: Any = RunnerClient
-                 ) -> StreamEnded | StreamFailure:
+def _open(request: ChatRequest, client_factory: Any, remote_factory: Any) -> Any:
+    if request.remote:
+        assert request.source is not None
+        return remote_factory(request.url, request.key, name=request.source.server)
+    return client_factory(request.url, request.key)
+
+
+def stream_reply(request: ChatRequest, emit_delta: Any, client_factory: Any = RunnerClient,
+                 remote_factory: Any = RemoteClient) -> StreamEnded | StreamFailure:
     """Stream one reply, calling ``emit_delta(text)`` per piece; returns how it ended.
 
     Plain Python, run on the worker thread; the token is checked before connecting, between
@@ -82,8 +104,13 @@ def stream_reply(request: ChatRequest, emit_delta: Any, client_factory: Any = Ru
     if token.cancelled:
         return StreamEnded(request.id, "stopped")
     try:
-        with client_factory(request.url, request.key) as client:
-            stream = client.stream_chat(request.messages, **request.params)
+        with _open(request, client_factory, remote_factory) as client:
+            if request.remote:
+                assert request.source is not None
+                stream = client.stream_chat(request.messages, request.source.model,
+                                            **request.params)
+            else:
+                stream = client.stream_chat(request.messages, **request.params)
             unregister = token.on_cancel(stream.close)
             try:
                 for text in stream:
@@ -96,7 +123,12 @@ def stream_reply(request: ChatRequest, emit_delta: Any, client_factory: Any = Ru
                 return StreamEnded(request.id, "stopped")
             end = stream.end
             return StreamEnded(request.id, end.finish_reason if end else "stop",
-                               end.usage if end else None)
+                               end.usage if end else None,
+                               streamed=bool(getattr(stream, "streamed", True)))
+    except RemoteError as exc:
+        if token.cancelled:
+            return StreamEnded(request.id, "stopped")
+        return StreamFailure(request.id, FailureKind.SERVER, str(exc), exc.code)
     except RunnerError as exc:
         if token.cancelled:
             return StreamEnded(request.id, "stopped")
@@ -111,14 +143,15 @@ class _Worker(QObject):
     delta = Signal(object)  # StreamDelta
     ended = Signal(object)  # StreamEnded | StreamFailure
 
-    def __init__(self, client_factory: Any) -> None:
+    def __init__(self, client_factory: Any, remote_factory: Any) -> None:
         super().__init__()
         self._client_factory = client_factory
+        self._remote_factory = remote_factory
 
     @Slot(object)
     def run(self, request: ChatRequest) -> None:
         outcome = stream_reply(request, lambda t: self.delta.emit(StreamDelta(request.id, t)),
-                               self._client_factory)
+                               self._client_factory, self._remote_factory)
         self.ended.emit(outcome)
 
 
@@ -130,11 +163,12 @@ class ChatStreamer(QObject):
     _start = Signal(object)
 
     def __init__(self, parent: QObject | None = None, *,
-                 client_factory: Any = RunnerClient) -> None:
+                 client_factory: Any = RunnerClient,
+                 remote_factory: Any = RemoteClient) -> None:
         super().__init__(parent)
         self._thread = QThread(self)
         self._thread.setObjectName("chat-stream")
-        self._worker = _Worker(client_factory)
+        self._worker = _Worker(client_factory, remote_factory)
         self._worker.moveToThread(self._thread)
         self._start.connect(self._worker.run)
         # Re-emitted from a slot, not chained signal-to-signal: PySide6 6.12 drops a reference

@@ -22,7 +22,8 @@ class RunnerLike(Protocol):
     progress: Any  # Signal(float): 0..1, llama.cpp's load progress
     ready: Any  # Signal()
     failed: Any  # Signal(str)
-    url: str
+    url: str  # where Hearth reaches it (loopback when it listens on every interface)
+    listen_url: str  # what it reported: the interface it listens on ("" when not listening)
     model: str
 
     @property
@@ -266,3 +267,32 @@ class TuningLike(Protocol):
     def save(self, ctx: Any, pins: Any) -> None:
         """Keep ``pins`` for this model on this machine (used by its next load)."""
         ...
+
+
+class RemoteLike(Protocol):
+    """The servers the user added (app/services/remote.py's RemoteService). Changes return at
+    once (a form problem raises ServerFormError); what the server says comes as signals."""
+
+    changed: Any  # Signal(): the servers or their model lists changed
+    checked: Any  # Signal(str server id, str sentence, bool error): a check's outcome
+    in_use: Any  # Signal(RemoteModel): checked, ready to chat with
+    use_failed: Any  # Signal(RemoteModel, str sentence)
+    failed: Any  # Signal(str sentence): saving the list, the keyring
+
+    def servers(self) -> list[Any]: ...  # list[Server]
+
+    def server(self, server_id: str) -> Any: ...  # Server | None
+
+    def note(self, server_id: str) -> tuple[str, bool]: ...
+
+    def connection(self, server_id: str) -> tuple[str, str]: ...
+
+    def add(self, name: str, base_url: str, key: str) -> Any: ...  # Server
+
+    def edit(self, server_id: str, name: str, base_url: str, key: str | None) -> Any: ...
+
+    def remove(self, server_id: str) -> None: ...
+
+    def refresh(self, server_id: str) -> None: ...
+
+    def use(self, model: Any) -> None: ...  # RemoteModel

@@ -16,6 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+from app.remote.share import LOOPBACK, local_url
 from app.runner_client import RunnerClient, RunnerError
 from app.runner_client.command import NO_CONSOLE_WINDOW, RunnerLaunch, build_launch
 from app.services.tasks import TaskRunner
@@ -56,12 +57,16 @@ class RunnerProcess(QObject):
     failed = Signal(str)  # a sentence for the user
     log_event = Signal(dict)  # each JSON log line from the runner
 
-    def __init__(self, tasks: TaskRunner, parent: QObject | None = None, *, port: int = 0) -> None:
+    def __init__(self, tasks: TaskRunner, parent: QObject | None = None, *, port: int = 0,
+                 host: str = LOOPBACK) -> None:
         """``port``: where the next runner listens (0: any free port; the app settings'
-        ``launch_port``). Changing :attr:`port` takes effect at the next start."""
+        ``launch_port``); ``host``: the interface (the settings' ``launch_host``). Changing
+        :attr:`port` or :attr:`host` takes effect at the next start."""
         super().__init__(parent)
         self._tasks = tasks
         self.port = port
+        self.host = host
+        self.listen_url = ""  # what the runner reported (0.0.0.0 when it listens everywhere)
         self._proc: QProcess | None = None
         self._launch: RunnerLaunch | None = None
         self._client: RunnerClient | None = None
@@ -88,11 +93,12 @@ class RunnerProcess(QObject):
             raise RuntimeError("stop the running model first")
         self._generation += 1
         self.model = model
-        self._launch = launch = build_launch(model, flags, program=program, port=self.port)
+        self._launch = launch = build_launch(model, flags, program=program, port=self.port,
+                                             host=self.host)
         self._stdout = self._stderr = b""
         self._last_error = ""
         self.last_exit = None
-        self.url = ""
+        self.url = self.listen_url = ""
         proc = QProcess(self)
         env = QProcessEnvironment()
         for k, v in launch.env.items():
@@ -161,7 +167,8 @@ class RunnerProcess(QObject):
             except ValueError:
                 continue
             if event.get("event") == "listening" and isinstance(event.get("url"), str):
-                self.url = event["url"]
+                self.listen_url = event["url"]
+                self.url = local_url(self.listen_url)  # Hearth's own way in: loopback
                 self._client = RunnerClient(self.url, self.key, timeout=2.0)
                 self._set_state(RunnerState.LOADING)
                 self._poll(self._generation)
@@ -215,7 +222,7 @@ class RunnerProcess(QObject):
         if self._proc is not None:
             self._proc.deleteLater()
             self._proc = None
-        self.url = ""
+        self.url = self.listen_url = ""
 
     def _fail(self, message: str) -> None:
         self._set_state(RunnerState.FAILED)

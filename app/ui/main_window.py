@@ -37,14 +37,18 @@ from PySide6.QtWidgets import (
 from app.chat.message import Message
 from app.chat.model_kind import base_model_note
 from app.chat.sampling import Sampling, model_defaults
+from app.chat.source import ReplySource
 from app.chat.transcript import Transcript, can_continue
 from app.loading import text as load_text
+from app.remote.servers import RemoteModel
 from app.services.chat_session import ChatSession
+from app.services.chat_stream import StreamFailure
 from app.services.protocols import (
     ConversationsLike,
     LibraryLike,
     LoaderLike,
     LocalModelsLike,
+    RemoteLike,
     RunnerLike,
 )
 from app.services.runner_process import RunnerState
@@ -83,7 +87,8 @@ class MainWindow(QMainWindow):
                  runner_flags: list[str] | None = None,
                  local_models: LocalModelsLike | None = None,
                  conversations: ConversationsLike | None = None,
-                 model_tabs: Sequence[tuple[QWidget, str]] = ()) -> None:
+                 model_tabs: Sequence[tuple[QWidget, str]] = (),
+                 remote: RemoteLike | None = None) -> None:
         super().__init__()
         self.runner = runner
         self.loader = loader
@@ -92,6 +97,10 @@ class MainWindow(QMainWindow):
         self.local_models = local_models
         self.conversations = conversations
         self.runner_flags = list(runner_flags or [])
+        # Servers the user added (Settings → Servers): their models are in the picker too.
+        self.remote = remote
+        self._remote: RemoteModel | None = None  # the remote model chats go to, if one
+        self._checking: RemoteModel | None = None  # being checked before use
         self._switch_to: str | None = None  # a model to load once the current one has stopped
         self._switch_pins: Any = None  # Pins for the next load (the offload panel's Apply)
         self._editing: Message | None = None  # the question being edited (Edit and resend)
@@ -276,6 +285,11 @@ class MainWindow(QMainWindow):
         library.recent_changed.connect(self._fill_picker)
         if local_models is not None:
             local_models.changed.connect(self._on_local_models)
+        session.server_failed.connect(self._on_server_failed)
+        if remote is not None:
+            remote.changed.connect(self._on_servers_changed)
+            remote.in_use.connect(self._on_remote_ready)
+            remote.use_failed.connect(self._on_remote_failed)
 
         self._fill_picker(library.recent())
         self.chat.set_placeholder("Pick a GGUF model above and press Load to start chatting.")
@@ -357,11 +371,30 @@ class MainWindow(QMainWindow):
             self.picker.insertSeparator(self.picker.count())
         for r in others:
             add(r.path, f"{r.name} ({r.source})")
+        self._add_remote_models()
         self.picker.addItem(OPEN_ITEM, None)
         if select is not None:
             self.picker.setCurrentIndex(max(0, self.picker.findData(select)))
         self.picker.blockSignals(False)
         self._preview_selected()
+
+    def _add_remote_models(self) -> None:
+        """The models of the servers the user added, from their last check, marked remote."""
+        for server in self.remote.servers() if self.remote is not None else []:
+            if not server.models:
+                continue
+            if self.picker.count():
+                self.picker.insertSeparator(self.picker.count())
+            for model in server.models:
+                key = RemoteModel(server.id, model).key
+                using = self._remote is not None and self._remote.key == key
+                self.picker.addItem(f"{model}  —  remote: {server.name}"
+                                    + (" (in use)" if using else ""), key)
+                i = self.picker.count() - 1
+                self.picker.setItemData(
+                    i, f"{model} on {server.name} ({server.base_url}).\nReplies come from that "
+                       "server; nothing runs on this computer for them.",
+                    Qt.ItemDataRole.ToolTipRole)
 
     def _on_pick(self, index: int) -> None:
         if self.picker.itemData(index) is None:
@@ -377,6 +410,15 @@ class MainWindow(QMainWindow):
 
     def _preview_selected(self) -> None:
         """Before a load: what the planner says about the chosen model on this machine."""
+        chosen = self.selected_remote()
+        if chosen is not None and chosen != self._remote and self._checking is None:
+            server = self.remote.server(chosen.server_id) if self.remote is not None else None
+            if server is not None:
+                self._set_status(f"{chosen.model} runs on {server.name} ({server.base_url}). "
+                                 "Use checks that the server has it, then your messages go "
+                                 "there.")
+            self._update_buttons()
+            return
         path = self.selected_model()
         idle = self.runner.state in (RunnerState.STOPPED, RunnerState.FAILED) and \
             not self.loader.busy
@@ -405,14 +447,40 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(0)
 
     def selected_model(self) -> str | None:
+        """The local model file selected in the picker (None: a remote model, or nothing)."""
         data = self.picker.currentData()
-        return data if isinstance(data, str) else None
+        return data if isinstance(data, str) and RemoteModel.from_key(data) is None else None
+
+    def selected_remote(self) -> RemoteModel | None:
+        """The remote model selected in the picker, if one is."""
+        return RemoteModel.from_key(self.picker.currentData())
+
+    @property
+    def remote_model(self) -> RemoteModel | None:
+        """The remote model the chat goes to now (None: the local runner)."""
+        return self._remote
+
+    def use_remote(self, model: RemoteModel) -> None:
+        """Chat with ``model`` on its server: its key is read and the model checked first; the
+        local runner is left as it is (it neither starts nor stops)."""
+        if self.remote is None:
+            return
+        self._checking = model
+        server = self.remote.server(model.server_id)
+        self._set_status(f"Connecting to {server.name if server else 'the server'}…")
+        self._update_buttons()
+        self.remote.use(model)
 
     def load_selected(self) -> None:
         """Plan the selected model (off the GUI thread), then start it with the plan.
 
         With another model loaded, that one is stopped first; the load follows once it has.
         """
+        chosen = self.selected_remote()
+        if chosen is not None:
+            if chosen != self._remote:
+                self.use_remote(chosen)
+            return
         path = self.selected_model()
         if path is None:
             self._on_pick(self.picker.currentIndex())
@@ -421,6 +489,12 @@ class MainWindow(QMainWindow):
                 return
         if self.runner.state not in (RunnerState.STOPPED, RunnerState.FAILED):
             if self.runner.model == path and self.runner.state == RunnerState.READY:
+                if self._remote is not None:  # back to the model already loaded here
+                    self._leave_remote()
+                    self._set_status(f"Chatting with {os.path.basename(path)} on this "
+                                     "computer again.")
+                    self._set_conversation_model(path)
+                    self._update_buttons()
                 return
             self._switch_to = path  # the pins stay for that load
             self.session.stop()
@@ -430,9 +504,8 @@ class MainWindow(QMainWindow):
         pins, self._switch_pins = self._switch_pins, None
         if not self.loader.load(path, self.runner_flags, pins=pins):
             return
-        self.session.transcript.model = path
-        if self.conversations is not None:
-            self.conversations.set_model(self.session.transcript)
+        self._leave_remote()
+        self._set_conversation_model(path)
         self.restart_btn.hide()
         self._show_plan(None)
         self._set_status(load_text.planning_text(os.path.basename(path)))
@@ -454,8 +527,81 @@ class MainWindow(QMainWindow):
     def restart_model(self) -> None:
         """After the runner died: the same model with the last plan it was ready with."""
         if self.loader.restart():
+            self._leave_remote()
             self.restart_btn.hide()
         self._update_buttons()
+
+    def _set_conversation_model(self, model: str) -> None:
+        """The model the conversation goes on with (a path, or a remote model's key)."""
+        self.session.transcript.model = model
+        if self.conversations is not None:
+            self.conversations.set_model(self.session.transcript)
+
+    def _leave_remote(self) -> None:
+        if self._remote is not None:
+            self.session.stop()
+            self._remote = None
+            self._fill_picker(self.library.recent())
+
+    # ---- remote models ------------------------------------------------------------------
+
+    def _on_remote_ready(self, model: RemoteModel) -> None:
+        if model != self._checking:
+            return  # the user moved on meanwhile
+        self._checking = None
+        server = self.remote.server(model.server_id) if self.remote is not None else None
+        if server is None:
+            return
+        self.session.stop()
+        self._remote = model
+        # Nothing here knows the server model's defaults or context: the server applies its
+        # own, and nothing is trimmed on this side.
+        self.session.model_defaults = Sampling()
+        self.session.context_size = 0
+        self.chat_settings.set_model_defaults(Sampling())
+        self.chat_status.set_context_size(0)
+        self._show_plan(None)
+        self.base_box.hide()
+        self._set_conversation_model(model.key)
+        self._set_status(f"Chatting with {model.model} on {server.name} (remote). Replies come "
+                         "from that server; nothing runs on this computer for them.")
+        self._fill_picker(self.library.recent(), select=model.key)
+        self.chat.set_placeholder(f"{model.model} on {server.name} is ready. Say hello.")
+        self.input.setFocus()
+
+    def _on_remote_failed(self, model: RemoteModel, sentence: str) -> None:
+        if model != self._checking:
+            return
+        self._checking = None
+        self._set_status(sentence, error=True)
+        self._update_buttons()
+
+    def _on_servers_changed(self) -> None:
+        if self._remote is not None and (self.remote is None or
+                                         self.remote.server(self._remote.server_id) is None):
+            self.session.stop()  # its server was removed
+            self._remote = None
+            self._set_status("The server of the model in use was removed; pick another model.")
+        self._fill_picker(self.library.recent())
+
+    def _on_server_failed(self, failure: StreamFailure) -> None:
+        """A server failed a reply: the note under the reply says what; a model that is gone
+        makes its server's list fresh again."""
+        self._set_status(failure.message, error=True)
+        if failure.code == "model_gone" and self._remote is not None and self.remote is not None:
+            self.remote.refresh(self._remote.server_id)
+
+    def _target(self) -> tuple[str, str, ReplySource] | None:
+        """Where a reply is asked now: (url, key, source); None when nothing can answer."""
+        if self._remote is not None and self.remote is not None:
+            server = self.remote.server(self._remote.server_id)
+            if server is None:
+                return None
+            url, key = self.remote.connection(server.id)
+            return url, key, ReplySource(self._remote.model, server.name, server.base_url)
+        if self.runner.state == RunnerState.READY:
+            return self.runner.url, self.runner.key or "", ReplySource(self.runner.model)
+        return None
 
     def _on_planned(self, plan: Any) -> None:
         self.progress.setRange(0, 1000)
@@ -497,7 +643,8 @@ class MainWindow(QMainWindow):
         self._update_buttons()
 
     def _on_runner_died(self, message: str) -> None:
-        self.session.runner_died()
+        if self._remote is None:  # a remote reply goes on whatever happens here
+            self.session.runner_died()
         self._set_status(load_text.died_text(message), error=True)
         self.restart_btn.setVisible(self.loader.good_plan is not None)
         self._update_buttons()
@@ -530,7 +677,7 @@ class MainWindow(QMainWindow):
             self._show_plan(None)
             self.chat_status.set_context_size(0)
             self.base_box.hide()
-        if state in (RunnerState.STOPPING, RunnerState.STOPPED):
+        if state in (RunnerState.STOPPING, RunnerState.STOPPED) and self._remote is None:
             self.session.stop()
         if state in (RunnerState.READY, RunnerState.STOPPED):
             self._fill_picker(self.library.recent())  # the "(loaded)" mark
@@ -547,9 +694,17 @@ class MainWindow(QMainWindow):
                                              RunnerState.STOPPING)
         idle = state in (RunnerState.STOPPED, RunnerState.FAILED)
         other = self.selected_model() not in (None, self.runner.model)
-        self.load_btn.setEnabled(not self.loader.busy and (idle or (
-            state == RunnerState.READY and other)))
-        self.load_btn.setText("Switch" if state == RunnerState.READY and other else "Load")
+        chosen = self.selected_remote()
+        back = (self._remote is not None and state == RunnerState.READY and
+                self.selected_model() == self.runner.model)  # from a remote model to this one
+        if chosen is not None or back:
+            self.load_btn.setEnabled(not self.loader.busy and self._checking is None and
+                                     chosen != self._remote)
+            self.load_btn.setText("Use")
+        else:
+            self.load_btn.setEnabled(not self.loader.busy and (idle or (
+                state == RunnerState.READY and other)))
+            self.load_btn.setText("Switch" if state == RunnerState.READY and other else "Load")
         self.unload_btn.setEnabled(self.loader.busy or state in (
             RunnerState.LOADING, RunnerState.READY, RunnerState.STARTING))
         self.picker.setEnabled(not busy)
@@ -572,7 +727,8 @@ class MainWindow(QMainWindow):
     def new_conversation(self) -> None:
         """A new, empty chat (Ctrl+N) with the model loaded now."""
         self._cancel_edit()
-        model = self.runner.model if self.runner.state == RunnerState.READY else ""
+        model = self._remote.key if self._remote is not None else \
+            self.runner.model if self.runner.state == RunnerState.READY else ""
         self.session.new_conversation(model)
         self.input.setFocus()
 
@@ -585,14 +741,17 @@ class MainWindow(QMainWindow):
         self._cancel_edit()
         self.session.open_conversation(conv)
         model = getattr(conv, "model", "")
-        if model and model != self.runner.model:
+        current = self._remote.key if self._remote is not None else self.runner.model
+        if model and model != current:
             # The model it was written with is offered, not loaded: loading takes a while.
             if self.picker.findData(model) >= 0:
                 self.picker.setCurrentIndex(self.picker.findData(model))
-            if self.runner.state == RunnerState.READY:
+            if self._target() is not None:
+                remote = RemoteModel.from_key(model)
+                name = remote.model if remote is not None else os.path.basename(model)
                 self.statusBar().showMessage(
-                    f"This conversation was written with {os.path.basename(model)}; it goes on "
-                    f"with the model loaded now unless you switch.", 8000)
+                    f"This conversation was written with {name}; it goes on with the model in "
+                    f"use now unless you switch.", 8000)
 
     def _on_deleted(self, conv_id: int) -> None:
         if self.session.transcript.conversation_id == conv_id:
@@ -613,23 +772,27 @@ class MainWindow(QMainWindow):
     # ---- chatting -----------------------------------------------------------------------
 
     def send(self) -> None:
-        if self.runner.state != RunnerState.READY:
+        target = self._target()
+        if target is None:
             return
         self.chat_settings.flush()  # an edit still waiting on its timer counts for this reply
         text = self.input.toPlainText()
-        url, key = self.runner.url, self.runner.key or ""
+        url, key, source = target
         if self._editing is not None:
-            sent = self._branched = self.session.edit_and_resend(self._editing, text, url, key)
+            sent = self._branched = self.session.edit_and_resend(self._editing, text, url, key,
+                                                                 source=source)
         else:
-            sent = self.session.send(text, url, key)
+            sent = self.session.send(text, url, key, source=source)
         if sent:
             self.input.clear()
             self._cancel_edit()
 
     def continue_reply(self) -> None:
         messages = self.session.transcript.messages
-        if self.runner.state == RunnerState.READY and messages:
-            self.session.continue_reply(messages[-1], self.runner.url, self.runner.key or "")
+        target = self._target()
+        if target is not None and messages:
+            url, key, source = target
+            self.session.continue_reply(messages[-1], url, key, source=source)
 
     def _on_message_action(self, kind: str, message: Message) -> None:
         if self.session.busy:
@@ -641,12 +804,13 @@ class MainWindow(QMainWindow):
             self.input.setFocus()
             self.edit_label.show()
         elif kind == "regenerate":
-            if self.runner.state != RunnerState.READY:
+            target = self._target()
+            if target is None:
                 self.statusBar().showMessage("Load a model to regenerate the reply.", 4000)
                 return
             self.chat_settings.flush()
-            self._branched = self.session.regenerate(message, self.runner.url,
-                                                     self.runner.key or "")
+            url, key, source = target
+            self._branched = self.session.regenerate(message, url, key, source=source)
         elif kind in ("prev", "next") and message.id is not None and message.siblings:
             at = message.siblings.index(message.id) + (1 if kind == "next" else -1)
             conv = self.session.transcript.conversation_id
@@ -687,7 +851,7 @@ class MainWindow(QMainWindow):
 
     def _update_chat_buttons(self) -> None:
         streaming = self.session.busy
-        ready = self.runner.state == RunnerState.READY
+        ready = self._target() is not None
         self.send_btn.setEnabled(ready and not streaming)
         self.stop_btn.setEnabled(streaming)
         self.continue_btn.setVisible(ready and not streaming and can_continue(self.session.transcript))

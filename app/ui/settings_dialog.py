@@ -1,10 +1,12 @@
 """The Settings dialog: where models live, the Hugging Face token, sharing the loaded model with
-other apps on this computer, the theme, and the log folder.
+other apps and devices, the theme, the log folder; and, on its own tab, the servers whose models
+the picker offers (app/ui/servers_panel.py).
 
 Every change applies at once and is saved at once (no OK button to forget): the folders go to
 the local-models service (which keeps ``library.json``), the rest is an :class:`AppSettings`
 handed to ``save`` and announced with :attr:`SettingsDialog.changed`, which the window connects
-to whatever must follow (the runner's port). Paths, the URL and the key are shown as plain text.
+to whatever must follow (the runner's port and interface, from the next load). Paths, the URL
+and the key are shown as plain text.
 Dialogs, the clipboard and opening folders are constructor arguments so tests can answer them.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QFontDatabase
@@ -29,23 +32,40 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app import paths
 from app.library.folders import LibraryFolders, load_folders
+from app.remote.share import (
+    ALL_INTERFACES,
+    LOOPBACK,
+    Interface,
+    is_loopback,
+    network_interfaces,
+    shared_url,
+)
 from app.runtimes.catalog import Runtime, list_runtimes
 from app.runtimes.select import current_choice
-from app.services.protocols import HubLike, LocalModelsLike, RunnerLike
+from app.services.protocols import HubLike, LocalModelsLike, RemoteLike, RunnerLike
 from app.services.runner_process import RunnerState
+from app.services.workers import WorkersService
 from app.settings import MAX_PORT, MIN_FIXED_PORT, AppSettings, save_settings, valid_port
 from app.ui.common import plain_label, set_text_color, text_color
+from app.ui.servers_panel import ServersPanel
+from app.ui.workers_box import WorkersBox
 
 log = logging.getLogger(__name__)
 
 THEME_CHOICES = (("Follow the system", "system"), ("Light", "light"), ("Dark", "dark"))
 _ERROR_HUE = "#d0342c"
+_WARNING_HUE = "#b86e00"
+SHARE_WARNING = ("Anyone on your network who has the key can use this model, and what they send "
+                 "is not encrypted (http): share only on networks you trust, such as your home, "
+                 "not a café's. Your firewall may ask whether Hearth's runner may accept "
+                 "connections.")
 _SERVING = (RunnerState.LOADING, RunnerState.READY)
 
 
@@ -76,12 +96,16 @@ class SettingsDialog(QDialog):
                  copy_text: Callable[[str], None] | None = None,
                  log_folder: Path | None = None,
                  runtimes: Callable[[], list[Runtime]] = list_runtimes,
+                 remote: RemoteLike | None = None,
+                 workers: WorkersService | None = None,
+                 interfaces: Callable[[], list[Interface]] = network_interfaces,
                  parent: QWidget | None = None) -> None:
         """``apply_theme(theme)`` switches the theme (ThemeController.apply); ``save(settings)``
         writes them (raises OSError); ``folders()`` is the library's folders now (the
         local-models service's ``folders``). ``choose_folder(parent, caption, start)`` returns a
         folder or "" (QFileDialog), ``copy_text`` puts text on the clipboard, ``open_url`` opens
-        the log folder (QDesktopServices)."""
+        the log folder (QDesktopServices). ``remote``: the servers service (None: no Servers
+        tab); ``interfaces()`` this computer's network addresses (the sharing choice)."""
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self._settings = settings
@@ -96,15 +120,40 @@ class SettingsDialog(QDialog):
         self._copy = copy_text or _copy
         self._log_folder = log_folder
         self._runtimes = runtimes
+        self._interfaces = interfaces()  # read once: a few system calls, no network
 
+        general = QWidget()
+        column = QVBoxLayout(general)
+        column.addWidget(self._models_box())
+        column.addWidget(self._hub_box())
+        self.sharing_box = self._sharing_box()
+        column.addWidget(self.sharing_box)
+        column.addWidget(self._runtime_box())
+        column.addWidget(self._appearance_box())
+        column.addWidget(self._logs_box())
+        column.addStretch(1)  # a taller dialog grows here, not inside the boxes
+        self.tabs = QTabWidget()
+        self.tabs.addTab(general, "General")
+        self.tabs.setTabBarAutoHide(True)  # one page: no tab bar
+        self.servers_panel: ServersPanel | None = None
+        if remote is not None:
+            self.servers_panel = ServersPanel(remote)
+            page = QWidget()
+            page_layout = QVBoxLayout(page)
+            page_layout.addWidget(self.servers_panel)
+            page_layout.addStretch(1)
+            self.tabs.addTab(page, "Servers")
+            remote.failed.connect(self._on_failed)
+        self.workers_box: WorkersBox | None = None
+        if workers is not None:
+            self.workers_box = WorkersBox(workers)
+            page = QWidget()
+            page_layout = QVBoxLayout(page)
+            page_layout.addWidget(self.workers_box)
+            page_layout.addStretch(1)
+            self.tabs.addTab(page, "Other computers")
         layout = QVBoxLayout(self)
-        layout.addWidget(self._models_box())
-        layout.addWidget(self._hub_box())
-        layout.addWidget(self._sharing_box())
-        layout.addWidget(self._runtime_box())
-        layout.addWidget(self._appearance_box())
-        layout.addWidget(self._logs_box())
-        layout.addStretch(1)  # a taller dialog grows here, not inside the boxes
+        layout.addWidget(self.tabs, 1)
         self.message = plain_label()
         self.message.setObjectName("message")
         self.message.hide()
@@ -191,10 +240,11 @@ class SettingsDialog(QDialog):
         return box
 
     def _sharing_box(self) -> QGroupBox:
-        box = QGroupBox("Other apps")
-        self.share_check = QCheckBox("Let other apps on this computer use the loaded model")
+        box = QGroupBox("Other apps and devices")
+        self.share_check = QCheckBox("Let other apps and devices use this model")
         self.share_check.setToolTip("Any app that speaks the OpenAI API (editors, scripts, chat "
-                                    "front ends) can then send it requests with the key below.")
+                                    "front ends, another Hearth) can then send it requests with "
+                                    "the key below.")
         self.share_check.setChecked(self._settings.share_runner)
         self.share_check.toggled.connect(self._on_share_toggled)
         self.port_spin = QSpinBox()
@@ -206,6 +256,20 @@ class SettingsDialog(QDialog):
                                   "the same from one load to the next.")
         self.port_spin.setValue(self._settings.runner_port)
         self.port_spin.valueChanged.connect(self._on_port_changed)
+        self.host_combo = QComboBox()
+        self.host_combo.setAccessibleName("Who can connect")
+        self.host_combo.addItem("Only this computer (127.0.0.1)", LOOPBACK)
+        self.host_combo.addItem("Devices on every network this computer is on", ALL_INTERFACES)
+        for iface in self._interfaces:
+            self.host_combo.addItem(f"Devices on the network of {iface.label()}", iface.address)
+        host = self._settings.share_host
+        if self.host_combo.findData(host) < 0:  # saved, then the address went away
+            self.host_combo.addItem(f"{host} (not on this computer now)", host)
+        self.host_combo.setCurrentIndex(max(0, self.host_combo.findData(host)))
+        self.host_combo.activated.connect(self._on_host_chosen)
+        self.share_warning = plain_label(SHARE_WARNING, wrap=True, selectable=False)
+        self.share_warning.setObjectName("share_warning")
+        set_text_color(self.share_warning, text_color(self.palette(), _WARNING_HUE))
 
         self.url_edit = _readonly_edit("Address (base URL)")
         self.url_copy = QPushButton("Copy")
@@ -225,7 +289,9 @@ class SettingsDialog(QDialog):
 
         form = QFormLayout(box)
         form.addRow(self.share_check)
+        form.addRow("Who:", _left(self.host_combo))
         form.addRow("Port:", _left(self.port_spin))
+        form.addRow(self.share_warning)
         form.addRow(self.connection)
         form.addRow(self.connection_note)
         return box
@@ -302,20 +368,36 @@ class SettingsDialog(QDialog):
     def _show_connection(self) -> None:
         sharing = self._settings.share_runner
         self.port_spin.setEnabled(sharing)
+        self.host_combo.setEnabled(sharing)
+        wide = sharing and not is_loopback(self._settings.share_host)
+        self.share_warning.setVisible(wide)
         url = self._runner.url if self._runner.state in _SERVING else ""
         key = self._runner.key if url else None
+        # The interface the running model really listens on (the choice above may be newer).
+        listen = getattr(self._runner, "listen_url", "") or url
+        running_host = urlsplit(listen).hostname or LOOPBACK
+        shown = shared_url(listen, running_host, self._interfaces) if url else ""
         self.connection.setVisible(sharing and bool(url and key))
-        self.url_edit.setText(openai_base_url(url) if sharing else "")
+        self.url_edit.setText(shown if sharing else "")
         self.key_edit.setText(key or "" if sharing else "")
         if not sharing:
             note = ("Only Hearth talks to the model. Turn this on to use it from another app "
-                    "on this computer, such as an editor or a script that speaks the OpenAI API.")
+                    "(an editor, a script that speaks the OpenAI API) or another device.")
         elif not url or not key:
             note = ("Load a model in the chat: its address and key will appear here, to paste "
                     "into any OpenAI client.")
         else:
-            note = ("Paste these into any OpenAI client on this computer. The key changes each "
-                    "time a model loads. Only this computer can connect (127.0.0.1).")
+            if is_loopback(running_host):
+                note = ("Paste these into any OpenAI client on this computer. The key changes "
+                        "each time a model loads. Only this computer can connect (127.0.0.1).")
+            else:
+                note = ("Paste these into any OpenAI client on this computer or on another "
+                        "device on your network. The key changes each time a model loads.")
+                others = [i.address for i in self._interfaces[1:]]
+                if running_host == ALL_INTERFACES and others:
+                    note += f" This computer's other addresses work too: {', '.join(others)}."
+            if running_host != self._settings.launch_host:
+                note += " The choice of who can connect applies from the next load."
             if url and not url.endswith(f":{self._settings.runner_port}") and \
                     self._settings.runner_port:
                 note += " The port chosen above applies from the next load."
@@ -362,6 +444,10 @@ class SettingsDialog(QDialog):
             self.port_spin.blockSignals(False)
             return
         self._update(runner_port=port)
+        self._show_connection()
+
+    def _on_host_chosen(self, index: int) -> None:
+        self._update(share_host=str(self.host_combo.itemData(index) or LOOPBACK))
         self._show_connection()
 
     def _on_runtime_chosen(self, index: int) -> None:

@@ -7,6 +7,7 @@ Each fake is driven by the test: ``runner.become(RunnerState.READY)``, ``streame
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ class FakeRunner(QObject):
         super().__init__()
         self._state = RunnerState.STOPPED
         self.url = ""
+        self.listen_url = ""
         self.model = ""
         self.stopped = 0
 
@@ -50,6 +52,7 @@ class FakeRunner(QObject):
         self._state = state
         self.url = "http://127.0.0.1:9" if state in (RunnerState.LOADING, RunnerState.READY) \
             else ""
+        self.listen_url = self.url
         self.state_changed.emit(state)
         if state == RunnerState.READY:
             self.progress.emit(1.0)
@@ -253,3 +256,95 @@ class Fakes:
 def make_fakes(paths: list[str] | None = None) -> Fakes:
     runner = FakeRunner()
     return Fakes(runner, FakeLoader(runner), FakeStreamer(), FakeStore(), FakeLibrary(paths))
+
+
+class FakeRemote(QObject):
+    """The servers service (app/services/remote.py) in memory: the test answers its checks
+    with ``answer_check`` / ``answer_use``."""
+
+    changed = Signal()
+    checked = Signal(str, str, bool)
+    in_use = Signal(object)
+    use_failed = Signal(object, str)
+    failed = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        from app.remote.servers import ServerList
+
+        self.list = ServerList()
+        self.keys: dict[str, str] = {}
+        self.calls: list[tuple[Any, ...]] = []
+        self.notes: dict[str, tuple[str, bool]] = {}
+
+    def servers(self) -> list[Any]:
+        return list(self.list.servers)
+
+    def server(self, server_id: str) -> Any:
+        return self.list.get(server_id)
+
+    def note(self, server_id: str) -> tuple[str, bool]:
+        return self.notes.get(server_id, ("", False))
+
+    def connection(self, server_id: str) -> tuple[str, str]:
+        s = self.list.get(server_id)
+        return (s.base_url if s else "", self.keys.get(server_id, ""))
+
+    def put(self, name: str, base_url: str, models: tuple[str, ...] = (), key: str = "",
+            server_id: str | None = None) -> Any:
+        """A server as if added and checked (for tests that start with one)."""
+        from app.remote.servers import Server, new_id
+
+        s = Server(server_id or new_id(), name, base_url, has_key=bool(key), models=models,
+                   checked=time.time() - 3600 if models else 0.0)
+        self.list.put(s)
+        if key:
+            self.keys[s.id] = key
+        self.changed.emit()
+        return s
+
+    def add(self, name: str, base_url: str, key: str) -> Any:
+        from app.remote.keys import check_key
+        from app.remote.servers import check_name, normalize_base_url
+
+        s = self.put(check_name(name, self.servers()), normalize_base_url(base_url),
+                     key=check_key(key))
+        self.calls.append(("add", s.id, s.name, s.base_url, key))
+        return s
+
+    def edit(self, server_id: str, name: str, base_url: str, key: str | None) -> Any:
+        from dataclasses import replace
+
+        from app.remote.servers import check_name, normalize_base_url
+
+        old = self.list.get(server_id)
+        assert old is not None
+        s = replace(old, name=check_name(name, self.servers(), server_id),
+                    base_url=normalize_base_url(base_url))
+        self.list.put(s)
+        self.calls.append(("edit", server_id, s.name, s.base_url, key))
+        self.changed.emit()
+        return s
+
+    def remove(self, server_id: str) -> None:
+        self.calls.append(("remove", server_id))
+        self.list.remove(server_id)
+        self.changed.emit()
+
+    def refresh(self, server_id: str) -> None:
+        self.calls.append(("refresh", server_id))
+
+    def use(self, model: Any) -> None:
+        self.calls.append(("use", model))
+
+    def answer_check(self, server_id: str, text: str, error: bool = False,
+                     models: tuple[str, ...] | None = None) -> None:
+        from dataclasses import replace
+
+        if models is not None:
+            s = self.list.get(server_id)
+            assert s is not None
+            self.list.put(replace(s, models=models, checked=2.0))
+            self.changed.emit()
+        self.notes[server_id] = (text, error)
+        self.checked.emit(server_id, text, error)

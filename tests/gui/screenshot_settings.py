@@ -69,7 +69,7 @@ def main(out: Path) -> int:
     # --- Settings, sharing on, a model loaded ---
     runner = Runner()
     runner.become(RunnerState.READY)
-    runner.url = "http://127.0.0.1:8765"
+    runner.url = runner.listen_url = "http://127.0.0.1:8765"
     folders = LibraryFolders(Path("/home/you/.local/share/Hearth/models"),
                              (Path("/mnt/data/gguf"), Path("/home/you/Downloads/models")))
 

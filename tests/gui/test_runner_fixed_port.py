@@ -38,7 +38,7 @@ def test_the_runner_listens_on_the_chosen_port(runner: RunnerProcess, qtbot: Any
     runner.port = port
     with qtbot.waitSignal(runner.ready, timeout=60_000):
         runner.start(tiny_model)
-    assert runner.url == f"http://127.0.0.1:{port}"
+    assert runner.url == runner.listen_url == f"http://127.0.0.1:{port}"
     assert runner.key and len(runner.key) >= 32
 
 

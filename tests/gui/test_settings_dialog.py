@@ -224,3 +224,48 @@ def test_openai_base_url() -> None:
     assert openai_base_url("http://127.0.0.1:8080") == "http://127.0.0.1:8080/v1"
     assert openai_base_url("http://127.0.0.1:8080/") == "http://127.0.0.1:8080/v1"
     assert openai_base_url("") == ""
+
+
+def test_sharing_with_other_devices_names_the_network_and_warns(env: Any, qtbot: Any) -> None:
+    from app.remote.share import Interface
+
+    lan = [Interface("eth0", "192.168.1.23"), Interface("wlan0", "10.0.0.7")]
+    d = SettingsDialog(AppSettings(share_runner=True, runner_port=8765), models=env.models,
+                       hub=env.hub, runner=env.runner, runtimes=lambda: [],
+                       apply_theme=env.themes.append, save=env.saved.append,
+                       folders=lambda: env.folders.value, interfaces=lambda: lan)
+    qtbot.addWidget(d)
+    d.show()
+    assert d.share_check.text() == "Let other apps and devices use this model"
+    assert d.host_combo.currentData() == "127.0.0.1" and not d.share_warning.isVisible()
+    assert [d.host_combo.itemData(i) for i in range(d.host_combo.count())] == [
+        "127.0.0.1", "0.0.0.0", "192.168.1.23", "10.0.0.7"]
+    d.host_combo.setCurrentIndex(1)
+    d.host_combo.activated.emit(1)
+    assert env.saved[-1].share_host == "0.0.0.0" and env.saved[-1].launch_host == "0.0.0.0"
+    assert d.share_warning.isVisible() and "Anyone on your network" in d.share_warning.text()
+    # The model running now was started on loopback: the change waits for the next load.
+    env.runner.become(RunnerState.READY)
+    assert d.url_edit.text() == "http://127.0.0.1:9/v1"
+    assert "applies from the next load" in d.connection_note.text()
+    # Loaded again on every interface: the address to paste names this computer's network.
+    env.runner.listen_url = "http://0.0.0.0:8765"
+    env.runner.url = "http://127.0.0.1:8765"
+    env.runner.state_changed.emit(RunnerState.READY)
+    assert d.url_edit.text() == "http://192.168.1.23:8765/v1"
+    assert d.key_edit.text() == "fake-key"
+    assert "another device on your network" in d.connection_note.text()
+    assert "10.0.0.7" in d.connection_note.text()
+    assert "next load" not in d.connection_note.text()
+    d.share_check.setChecked(False)  # off: loopback again from the next load
+    assert env.saved[-1].launch_host == "127.0.0.1" and not d.share_warning.isVisible()
+    assert not d.host_combo.isEnabled()
+
+
+def test_a_saved_address_that_is_gone_is_still_shown(env: Any) -> None:
+    d = SettingsDialog(AppSettings(share_runner=True, share_host="172.16.5.5"), models=env.models,
+                       hub=env.hub, runner=env.runner, runtimes=lambda: [],
+                       apply_theme=env.themes.append, save=env.saved.append,
+                       folders=lambda: env.folders.value, interfaces=lambda: [])
+    assert d.host_combo.currentData() == "172.16.5.5"
+    assert "not on this computer now" in d.host_combo.currentText()

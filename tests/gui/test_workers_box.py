@@ -84,56 +84,16 @@ def test_lending_beyond_this_computer_shows_the_warning(qtbot: Any, service: Any
     assert box.warning.isVisible() and "run code on this computer" in box.warning.text()
 
 
-def test_a_worker_dying_under_a_loaded_model_loads_it_again_here(
-        qtbot: Any, make_window: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The window's loader plans over two real workers, serves split, and when one is killed
-    the runner says which (exit 6) and the model loads again on this computer alone."""
-    import threading
+def test_settings_has_an_other_computers_tab_wired_to_the_loader(qtbot: Any,
+                                                                  make_window: Any) -> None:
+    from app.ui.settings_dialog import SettingsDialog
 
-    import httpx2
-
-    from app.planner import Pins, Wishes
-    from app.runtimes import select
-    from tests.fixtures.models import model_path
-    from tests.gui.conftest import load
-    from tests.integration.test_rpc import SPLIT, start_worker
-
-    rt = portable()
-    select.want(str(rt))
-    monkeypatch.setattr(select, "_wanted", str(rt))
-    workers = [start_worker(), start_worker()]
-    try:
-        window = make_window()
-        window.loader._workers = lambda: [w.endpoint for w in workers]
-        window.loader.wishes = Wishes(context=512, pins=Pins(tensor_split=(1.0, 1.0)))
-        model = str(model_path(SPLIT))
-        load(qtbot, window, model, timeout=60_000)
-        args = window.runner._launch.args
-        assert args[args.index("--rpc") + 1] == ",".join(w.endpoint for w in workers)
-        assert any(t.startswith("Split over several machines") for t in
-                   window.loader.plan.reason_texts())
-
-        steps: list[str] = []
-        window.loader.retrying.connect(steps.append)
-        workers[1].process.kill()
-        url, headers = window.runner.url, {"Authorization": f"Bearer {window.runner.key}"}
-
-        def ask() -> None:  # the runner finds the worker gone when it next uses it
-            try:
-                httpx2.post(url + "/v1/completions", headers=headers, timeout=30,
-                            json={"prompt": "hello", "max_tokens": 8})
-            except httpx2.HTTPError:
-                pass
-
-        threading.Thread(target=ask, daemon=True).start()
-        with qtbot.waitSignal(window.runner.ready, timeout=60_000):
-            pass
-        assert steps == ["A worker stopped answering: loading again on this computer alone, "
-                         f"without {workers[0].endpoint}, {workers[1].endpoint}."]
-        assert "--rpc" not in window.runner._launch.args
-        with window.runner.client() as client:
-            assert client.chat([{"role": "user", "content": "hi"}], max_tokens=4)["choices"]
-    finally:
-        for w in workers:
-            w.stop()
-        select.forget()
+    window = make_window()
+    window.settings_requested.emit()
+    dialog = window.findChild(SettingsDialog)
+    assert dialog is not None and dialog.workers_box is not None
+    tabs = [dialog.tabs.tabText(i) for i in range(dialog.tabs.count())]
+    assert "Other computers" in tabs
+    # The loader plans over the very list the box edits.
+    assert window.loader._workers() == window.gui.workers.endpoints()
+    dialog.close()

@@ -32,3 +32,21 @@ def test_a_fixed_port_is_passed_and_the_key_still_changes() -> None:
 def test_a_bad_port_is_refused(port: object) -> None:
     with pytest.raises(ValueError, match="port"):
         build_launch("m.gguf", base_env={}, port=port)  # type: ignore[arg-type]
+
+
+def test_loopback_by_default_and_a_network_interface_only_on_purpose() -> None:
+    local = build_launch("m.gguf", base_env={}, host="127.0.0.1")
+    assert _flag(local.args, "--host") == "127.0.0.1" and "--allow-remote" not in local.args
+    lan = build_launch("m.gguf", ["--ctx-size", "512"], base_env={}, port=8765,
+                       host="192.168.1.23")
+    assert _flag(lan.args, "--host") == "192.168.1.23" and "--allow-remote" in lan.args
+    assert lan.args[-2:] == ["--ctx-size", "512"]
+    assert lan.env["HEARTH_API_KEY"] == lan.key and all(lan.key not in a for a in lan.args)
+    every = build_launch("m.gguf", base_env={}, host="0.0.0.0")
+    assert _flag(every.args, "--host") == "0.0.0.0" and "--allow-remote" in every.args
+
+
+@pytest.mark.parametrize("host", ["my-laptop", "", "127.0.0.1; rm -rf /"])
+def test_a_host_that_is_not_an_address_is_refused(host: str) -> None:
+    with pytest.raises(ValueError, match="interface"):
+        build_launch("m.gguf", base_env={}, host=host)

@@ -129,6 +129,25 @@ def test_the_fixed_port_is_used_only_while_sharing() -> None:
     assert AppSettings(share_runner=True).launch_port == 0
 
 
+def test_the_runner_listens_on_loopback_unless_sharing_with_a_chosen_interface(
+        path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    assert AppSettings().share_host == "127.0.0.1" and AppSettings().launch_host == "127.0.0.1"
+    assert AppSettings(share_host="0.0.0.0").launch_host == "127.0.0.1"  # sharing is off
+    on = AppSettings(share_runner=True, share_host="192.168.1.23")
+    assert on.launch_host == "192.168.1.23"
+    save_settings(on, path)
+    assert load_settings(path) == on
+    with pytest.raises(ValueError, match="IP address"):
+        AppSettings().with_changes(share_host="my-laptop")
+    # A file written before the choice existed reads as loopback; a bad value falls back alone.
+    write(path, {"version": 1, "share_runner": True})
+    assert load_settings(path).launch_host == "127.0.0.1"
+    write(path, {"version": 1, "share_runner": True, "share_host": "evil; host"})
+    with caplog.at_level("WARNING"):
+        s = load_settings(path)
+    assert s.share_runner and s.share_host == "127.0.0.1" and "share_host" in caplog.text
+
+
 # -- migrations -----------------------------------------------------------------------------------
 
 

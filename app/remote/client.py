@@ -1,0 +1,342 @@
+"""An HTTP client for an OpenAI-compatible server the user added (no Qt).
+
+The same job as app/runner_client/client.py's RunnerClient, for a server Hearth does not run:
+every failure becomes a :class:`RemoteError` whose ``str()`` names the server, says what went
+wrong in a person's words and what to do; ``code`` tells the window which kind it was (a model
+that is gone makes it refresh the list). Kinds told apart:
+
+- unreachable: connection refused, a name that does not resolve, a timeout;
+- TLS: a certificate this computer does not trust, or https:// spoken to a plain-HTTP server;
+- a refused key (401, 403), a model the server no longer has (404 naming the model);
+- a server that does not stream: it answers a streaming request with one JSON body. Hearth
+  takes that whole answer (``RemoteStream.streamed`` is then False) rather than failing;
+- anything that is not an OpenAI API (an HTML page, a 404 for the endpoint itself).
+
+Certificates are checked against this computer's trusted certificates as well as certifi's
+(a company or home CA installed in the system is trusted, as in a browser).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import socket
+import ssl
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import certifi
+import httpx2
+
+from app.runner_client.client import StreamEnd, iter_sse
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_S = 10.0
+LIST_TIMEOUT_S = 15.0
+# Between two pieces of a reply: a long prompt on a slow server may take minutes before the
+# first token; Stop is always there for the impatient.
+READ_TIMEOUT_S = 300.0
+
+
+class RemoteError(Exception):
+    """Talking to a server failed; ``str()`` is a sentence for the user."""
+
+    code = "error"
+
+
+class ServerUnreachable(RemoteError):
+    code = "unreachable"
+
+
+class ServerTLSError(RemoteError):
+    code = "tls"
+
+
+class ServerAuthError(RemoteError):
+    code = "auth"
+
+
+class ModelGone(RemoteError):
+    code = "model_gone"
+
+
+class ServerApiError(RemoteError):
+    """The server answered with an error of its own (its message is kept)."""
+
+    code = "api"
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class NotAnApiError(RemoteError):
+    """What answered is not an OpenAI-compatible API at that address."""
+
+    code = "not_api"
+
+
+def _ssl_context() -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cafile=certifi.where())
+    try:
+        ctx.load_default_certs()  # the system's own trusted certificates too
+    except (OSError, ssl.SSLError) as exc:  # a broken system store must not stop certifi's
+        log.info("system certificates not loaded: %s", exc)
+    return ctx
+
+
+class RemoteClient:
+    """Synchronous client for one server; one per thread (the chat worker makes its own)."""
+
+    def __init__(self, base_url: str, key: str | None, *, name: str = "",
+                 timeout: float = LIST_TIMEOUT_S, read_timeout: float | None = READ_TIMEOUT_S,
+                 verify: ssl.SSLContext | bool | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.name = name or (urlsplit(self.base_url).hostname or self.base_url)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._list_timeout = timeout
+        # trust_env: a proxy or SSL_CERT_FILE the user set for every program applies here too
+        # (unlike the runner on loopback, a remote server may well be behind a proxy).
+        self._http = httpx2.Client(
+            base_url=self.base_url + "/", headers=headers, trust_env=True,
+            timeout=httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S),
+                                   read=read_timeout),
+            verify=_ssl_context() if verify is None else verify)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> RemoteClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- calls --------------------------------------------------------------------------------
+
+    def models(self) -> list[str]:
+        """The ids of the models the server offers, sorted (GET {base}/models)."""
+        try:
+            resp = self._http.get("models", timeout=self._list_timeout)
+        except httpx2.HTTPError as exc:
+            raise transport_error(self.name, self.base_url, exc) from None
+        if resp.status_code != 200:
+            raise self._status_error(resp, "models")
+        body = _json_body(resp, self.name, self.base_url)
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, list):
+            raise NotAnApiError(f"{self.name} answered {self.base_url}/models without a list of "
+                                "models. Check the address: it usually ends in /v1.")
+        ids = {str(m["id"]) for m in data if isinstance(m, dict) and m.get("id")}
+        return sorted(ids, key=str.casefold)
+
+    def stream_chat(self, messages: list[dict[str, Any]], model: str,
+                    **params: Any) -> RemoteStream:
+        """Open a streaming chat with ``model``; iterate the result for text, then read
+        ``.end``. A server that answers with one JSON body instead gives that text at once."""
+        body = {"model": model, "messages": messages, "stream": True,
+                "stream_options": {"include_usage": True}, **params}
+        request = self._http.build_request("POST", "chat/completions", json=body)
+        try:
+            resp = self._http.send(request, stream=True)
+        except httpx2.HTTPError as exc:
+            raise transport_error(self.name, self.base_url, exc) from None
+        if resp.status_code != 200:
+            try:
+                resp.read()
+            except httpx2.HTTPError as exc:
+                raise transport_error(self.name, self.base_url, exc) from None
+            finally:
+                resp.close()
+            raise self._status_error(resp, "chat", model)
+        return RemoteStream(resp, self.name, self.base_url)
+
+    # ---- errors -------------------------------------------------------------------------------
+
+    def _status_error(self, resp: httpx2.Response, what: str, model: str = "") -> RemoteError:
+        status = resp.status_code
+        message, code = _error_of(resp)
+        detail = f" It said: {message}" if message else ""
+        if status == 401:
+            return ServerAuthError(f"{self.name} refused the API key (HTTP 401). Check the key "
+                                   f"in Settings → Servers.{detail}")
+        if status == 403:
+            return ServerAuthError(f"{self.name} refused access (HTTP 403): the key may not be "
+                                   f"allowed to use this.{detail}")
+        if model and (code == "model_not_found" or (status == 404 and "model" in message.lower())):
+            return ModelGone(f"{self.name} no longer offers the model “{model}”. Its list of "
+                             "models has been refreshed: pick another one.")
+        if status == 404:
+            where = f"{self.base_url}/{'models' if what == 'models' else 'chat/completions'}"
+            return NotAnApiError(f"{self.name} has no OpenAI-compatible API at {where} (HTTP "
+                                 "404). Check the address in Settings → Servers: it usually "
+                                 "ends in /v1.")
+        if status == 429:
+            return ServerApiError(f"{self.name} is busy or your quota is used up (HTTP 429). "
+                                  f"Try again later.{detail}", status)
+        if status >= 500:
+            return ServerApiError(f"{self.name} had a problem of its own (HTTP {status}).{detail}",
+                                  status)
+        return ServerApiError(f"{self.name} refused the request (HTTP {status}).{detail}", status)
+
+
+class RemoteStream:
+    """Iterates the text of a chat reply. ``close()`` stops it (the server sees the disconnect).
+
+    ``streamed`` is False when the server sent the whole reply as one JSON body."""
+
+    def __init__(self, resp: httpx2.Response, name: str, base_url: str) -> None:
+        self._resp = resp
+        self._name = name
+        self._base_url = base_url
+        ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+        self.streamed = ctype != "application/json"
+        self._ctype = ctype
+        self.end: StreamEnd | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        try:
+            if not self.streamed:
+                yield from self._whole()
+            elif self._ctype != "text/event-stream":
+                raise NotAnApiError(
+                    f"{self._name} did not answer like an OpenAI-compatible API (it sent "
+                    f"{self._ctype or 'no content type'}). Check the address in Settings → "
+                    "Servers: it usually ends in /v1.")
+            else:
+                yield from self._events()
+        except httpx2.HTTPError as exc:
+            raise transport_error(self._name, self._base_url, exc, during=True) from None
+        finally:
+            self._resp.close()
+
+    def _events(self) -> Iterator[str]:
+        finish, usage = "", None
+        for data in iter_sse(self._resp.iter_lines()):
+            if data == "[DONE]":
+                break
+            try:
+                event = json.loads(data)
+            except ValueError:
+                raise NotAnApiError(f"{self._name} sent a piece of the reply that is not "
+                                    "JSON.") from None
+            if not isinstance(event, dict):
+                continue
+            if event.get("error"):
+                err = event["error"]
+                text = err.get("message") if isinstance(err, dict) else err
+                raise ServerApiError(f"{self._name} stopped the reply with an error: {text}", 200)
+            if event.get("usage"):
+                usage = event["usage"]
+            for choice in event.get("choices") or ():
+                if not isinstance(choice, dict):
+                    continue
+                text = (choice.get("delta") or {}).get("content")
+                if text:
+                    yield str(text)
+                if choice.get("finish_reason"):
+                    finish = str(choice["finish_reason"])
+        self.end = StreamEnd(finish or "stop", usage)
+
+    def _whole(self) -> Iterator[str]:
+        """A server that does not stream: the whole reply in one chat completion body."""
+        self._resp.read()
+        body = _json_body(self._resp, self._name, self._base_url)
+        choices = body.get("choices") if isinstance(body, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise NotAnApiError(f"{self._name} answered without a chat reply. Check the address "
+                                "in Settings → Servers: it usually ends in /v1.")
+        log.info("%s does not stream; its whole reply came at once", self._name)
+        choice = choices[0]
+        text = (choice.get("message") or {}).get("content")
+        if text:
+            yield str(text)
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
+        self.end = StreamEnd(str(choice.get("finish_reason") or "stop"), usage)
+
+    def close(self) -> None:
+        self._resp.close()
+
+
+# ---- classification ------------------------------------------------------------------------
+
+
+def _json_body(resp: httpx2.Response, name: str, base_url: str) -> Any:
+    try:
+        return resp.json()
+    except ValueError:
+        ctype = resp.headers.get("content-type", "") or "no content type"
+        raise NotAnApiError(f"{name} did not answer like an OpenAI-compatible API (it sent "
+                            f"{ctype.split(';')[0]}, not JSON). Check the address in Settings → "
+                            "Servers: it usually ends in /v1.") from None
+
+
+def _error_of(resp: httpx2.Response) -> tuple[str, str]:
+    """The server's own error message and code, if its body says them."""
+    try:
+        body = resp.json()
+    except ValueError:
+        return "", ""
+    err = body.get("error") if isinstance(body, dict) else None
+    if isinstance(err, dict):
+        return str(err.get("message") or "")[:500], str(err.get("code") or "")
+    if isinstance(err, str):
+        return err[:500], ""
+    detail = body.get("detail") if isinstance(body, dict) else None
+    return (str(detail)[:500], "") if detail else ("", "")
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        seen.add(id(at))
+        yield at
+        at = at.__cause__ or at.__context__
+
+
+def transport_error(name: str, base_url: str, exc: httpx2.HTTPError,
+                    during: bool = False) -> RemoteError:
+    """The sentence for a failure below HTTP (network, DNS, TLS, timeouts)."""
+    host = urlsplit(base_url).hostname or base_url
+    chain = list(_chain(exc))
+    verify = next((e for e in chain if isinstance(e, ssl.SSLCertVerificationError)), None)
+    if verify is not None or "CERTIFICATE_VERIFY_FAILED" in str(exc):
+        why = getattr(verify, "verify_message", "") or "certificate verify failed"
+        return ServerTLSError(
+            f"The certificate of {name} ({host}) is not trusted: {why}. If this is your own "
+            "server with a self-signed certificate, add it to this computer's trusted "
+            "certificates, or use http:// on a network you trust.")
+    tls = next((e for e in chain if isinstance(e, ssl.SSLError)), None)
+    if tls is not None:
+        reason = getattr(tls, "reason", None) or str(tls)
+        hint = (" It may serve plain HTTP: try the address with http://."
+                if base_url.startswith("https:") else "")
+        return ServerTLSError(f"A secure (TLS) connection to {name} ({host}) failed: {reason}."
+                              + hint)
+    if isinstance(exc, httpx2.ConnectTimeout):
+        return ServerUnreachable(f"{name} ({host}) did not answer within "
+                                 f"{CONNECT_TIMEOUT_S:.0f} s. Check that it is on and that this "
+                                 "computer can reach its network.")
+    if isinstance(exc, httpx2.TimeoutException):
+        return ServerUnreachable(f"{name} stopped answering (no data for a long time). Try "
+                                 "again; if it keeps happening, the server may be overloaded.")
+    if isinstance(exc, httpx2.ConnectError):
+        if any(isinstance(e, socket.gaierror) for e in chain):
+            return ServerUnreachable(f"Hearth could not find the server “{host}” (the name does "
+                                     "not resolve). Check the address and your network "
+                                     "connection.")
+        refused = any(isinstance(e, ConnectionRefusedError) or
+                      getattr(e, "errno", None) == errno.ECONNREFUSED for e in chain)
+        if refused:
+            return ServerUnreachable(f"Nothing answers at {base_url}: {name} may be off, or "
+                                     "listening on another port.")
+        return ServerUnreachable(f"{name} cannot be reached at {base_url} ({exc}). Check the "
+                                 "address and your network connection.")
+    if isinstance(exc, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
+        return ServerUnreachable(f"The connection to {name} was lost"
+                                 f"{' during the reply' if during else ''}. Try again.")
+    return RemoteError(f"Talking to {name} failed: {exc}")
