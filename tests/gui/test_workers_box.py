@@ -97,3 +97,55 @@ def test_settings_has_an_other_computers_tab_wired_to_the_loader(qtbot: Any,
     # The loader plans over the very list the box edits.
     assert window.loader._workers() == window.gui.workers.endpoints()
     dialog.close()
+
+
+def test_the_loader_loads_again_here_when_a_worker_dies_under_a_loaded_model(
+        qtbot: Any, tmp_path: Path) -> None:
+    """A loaded split model's runner exits 6 (a worker stopped answering): the loader says so
+    and starts the plan for this computer alone, without --rpc (fake runner: the real path is
+    tests/integration/test_rpc.py's)."""
+    from types import SimpleNamespace
+
+    from app.gguf import read_model
+    from app.planner import Wishes, plan
+    from app.services.loader import LoadPhase, ModelLoader
+    from app.services.runner_process import RunnerState
+    from tests.fixtures.header_only import REAL_SHAPES, write_header_only
+    from tests.gui.fakes import FakeRunner
+    from tests.unit.planner.conftest import load_report
+    from tests.unit.planner.test_workers import TWO
+
+    class Runner(FakeRunner):
+        def __init__(self) -> None:
+            super().__init__()
+            self.starts: list[list[str]] = []
+            self.last_exit: Any = None
+
+        def start(self, model: str, flags: list[str], program: Any = None) -> None:
+            self.starts.append(list(flags))
+            self.become(RunnerState.STARTING)
+
+    shape = next(s for s in REAL_SHAPES if s.name == "Qwen2.5-32B-Instruct")
+    model = read_model(write_header_only(tmp_path / "qwen.gguf", shape))
+    split = plan(model, load_report("rtx4090_24gb"), Wishes(context=32768), workers=TWO)
+    runner = Runner()
+    loader = ModelLoader(runner, TaskRunner(name="loader-test"), probe=None)  # type: ignore[arg-type]
+    loader.path = str(tmp_path / "qwen.gguf")
+    loader.good_plan = split
+    loader.phase = LoadPhase.READY
+    runner.last_exit = SimpleNamespace(code=6, crashed=False)
+    with qtbot.waitSignal(loader.retrying, timeout=5_000) as retrying:
+        runner.die("the RPC worker at 192.168.1.21:50052 stopped answering")
+    assert retrying.args[0].startswith("A worker stopped answering: loading again on this "
+                                       "computer alone")
+    qtbot.waitUntil(lambda: bool(runner.starts), timeout=5_000)
+    assert "--rpc" not in runner.starts[0] and loader.phase == LoadPhase.LOADING
+    assert loader.plan is not None and loader.plan.fallback_steps == ("local",)
+
+    # Any other death of a loaded model is only reported, as before.
+    runner.starts.clear()
+    loader.phase = LoadPhase.READY
+    runner.last_exit = SimpleNamespace(code=3, crashed=False)
+    runner.die("model.gguf: something else")
+    qtbot.wait(1200)
+    assert runner.starts == [] and loader.phase == LoadPhase.DIED
