@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import ipaddress
 import json
 import logging
 import os
@@ -21,7 +20,7 @@ import threading
 import time
 from typing import Any
 
-from runner.settings import LoadSettings, add_load_flags, settings_from_args
+from runner.settings import LoadSettings, add_load_flags, is_loopback, settings_from_args
 
 log = logging.getLogger("runner")
 
@@ -123,7 +122,7 @@ def serve_main(args: argparse.Namespace) -> int:
     if key is None and not args.no_auth:
         log.error("no API key: set HEARTH_API_KEY, or pass --no-auth to serve without one")
         return EXIT_BAD_ARGS
-    if not _is_loopback(args.host) and not args.allow_remote:
+    if not is_loopback(args.host) and not args.allow_remote:
         log.error("refusing to listen on %s: it is reachable from other machines. Pass "
                   "--allow-remote to do this on purpose (the API key is still required).",
                   args.host)
@@ -267,15 +266,6 @@ def _alive(pid: int) -> bool:
     import psutil
 
     return pid > 1 and bool(psutil.pid_exists(pid))
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _bind(host: str, port: int) -> socket.socket:

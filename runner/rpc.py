@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import ipaddress
 import json
 import logging
 import os
@@ -292,15 +291,6 @@ def guard_aborts(endpoints: list[str]) -> None:
 # ---- the worker ----------------------------------------------------------------------------------
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _free_port(host: str, port: int) -> int:
     """``port`` if it can be bound on ``host`` (0: a free one); OSError if not. llama.cpp's own
     bind failure is a line on stderr and a silent return, so the worker checks first."""
@@ -354,9 +344,10 @@ def worker_main(argv: list[str]) -> int:
                         help="exit when standard input closes (the app sets this)")
     args = parser.parse_args(argv)
     from runner import logs
+    from runner.settings import is_loopback
 
     logs.setup(verbose=False)
-    if not _is_loopback(args.host):
+    if not is_loopback(args.host):
         if not args.allow_remote:
             log.error("refusing to listen on %s: RPC has no authentication, and anyone who can "
                       "reach the port could run code on this machine. Pass --allow-remote to do "

@@ -122,6 +122,19 @@ def settings_from_args(args: argparse.Namespace) -> LoadSettings:
     )
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only (serve and rpc-worker refuse any
+    other without --allow-remote)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def physical_cores() -> int:
     """Physical cores: llama.cpp's decode is memory-bound and hyper-threads slow it down."""
     try:

@@ -96,8 +96,9 @@ class WorkersService(QObject):
         eps = list(endpoints if endpoints is not None else self._endpoints)
         if not eps:
             return
-        check, program = self._check, self._program()
-        self._tasks.run(lambda: check(eps, program), self.checked.emit,
+        check, program = self._check, self._program
+        # The program is found on the pool too: it reads the runtimes' manifests.
+        self._tasks.run(lambda: check(eps, program()), self.checked.emit,
                         lambda e: self.message.emit(f"The workers could not be checked: {e}",
                                                     True))
 

@@ -138,20 +138,12 @@ class SettingsDialog(QDialog):
         self.servers_panel: ServersPanel | None = None
         if remote is not None:
             self.servers_panel = ServersPanel(remote)
-            page = QWidget()
-            page_layout = QVBoxLayout(page)
-            page_layout.addWidget(self.servers_panel)
-            page_layout.addStretch(1)
-            self.tabs.addTab(page, "Servers")
+            self._add_page(self.servers_panel, "Servers")
             remote.failed.connect(self._on_failed)
         self.workers_box: WorkersBox | None = None
         if workers is not None:
             self.workers_box = WorkersBox(workers)
-            page = QWidget()
-            page_layout = QVBoxLayout(page)
-            page_layout.addWidget(self.workers_box)
-            page_layout.addStretch(1)
-            self.tabs.addTab(page, "Other computers")
+            self._add_page(self.workers_box, "Other computers")
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs, 1)
         self.message = plain_label()
@@ -202,6 +194,14 @@ class SettingsDialog(QDialog):
         self._open_url(QUrl.fromLocalFile(str(self._log_dir())))
 
     # ---- building --------------------------------------------------------------------------------
+
+    def _add_page(self, content: QWidget, title: str) -> None:
+        """A tab holding ``content`` at the top (a taller dialog grows below it)."""
+        page = QWidget()
+        page_layout = QVBoxLayout(page)
+        page_layout.addWidget(content)
+        page_layout.addStretch(1)
+        self.tabs.addTab(page, title)
 
     def _models_box(self) -> QGroupBox:
         box = QGroupBox("Models")
