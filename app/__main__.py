@@ -301,8 +301,15 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     from app.services.workers import WorkersService
 
     workers = WorkersService(tasks, program=worker_program, parent=parent)
+    # Threads: the plan starts with the cores other programs leave free now, or with what the
+    # last load of the same model shape measured; the runner measures and adapts from there.
+    from app.hardware.cpuload import others_busy_cores
+    from app.loading.prepare import CpuSense
+    from app.planner.threads import ThreadMemory
+
     loader = ModelLoader(runner, tasks, cached_hardware=lambda: hardware.report,
-                         pins_for=tuning.saved_pins, workers=workers.endpoints, parent=parent)
+                         pins_for=tuning.saved_pins, workers=workers.endpoints,
+                         cpu=CpuSense(others_busy_cores, ThreadMemory()), parent=parent)
     tuning.wishes = loader.wishes  # the panel plans the way the load will
     streamer = ChatStreamer(parent)
     session = ChatSession(streamer, conversations, params=chat_params, parent=parent)

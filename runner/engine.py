@@ -33,6 +33,7 @@ from runner.holdback import overlap
 from runner.llamalog import last_error
 from runner.params import ParamsError, context_params, model_params
 from runner.settings import LoadSettings
+from runner.threads import OtherLoad, ThreadTuner
 
 log = logging.getLogger(__name__)
 
@@ -355,6 +356,17 @@ class Scheduler:
         n_batch = max(model.settings.batch_size, self.n_slots)
         self._n_batch = n_batch
         self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
+        st = model.settings
+        self.tuner = ThreadTuner(st.max_threads or st.threads, st.threads, st.adapt_threads,
+                                 OtherLoad() if st.adapt_threads else None)
+        self._threads = st.threads  # what the context runs with now
+        if self.tuner.adaptive:
+            # Before the scheduler thread owns the context, so the runner reports ready with
+            # the count it measured (at most a couple of seconds on a slow CPU model).
+            try:
+                self._calibrate()
+            except Exception:  # a failed measurement leaves the plan's count, nothing worse
+                log.exception("thread calibration failed")
         self._thread = threading.Thread(target=self._run, name="scheduler", daemon=True)
         self._thread.start()
 
@@ -474,6 +486,7 @@ class Scheduler:
         m = self.model
         b = self._batch
         n = 0
+        width = 0  # sequences that decode their last sampled token this step
         budget = self._n_batch
         for slot in self.slots:
             job = slot.job
@@ -494,6 +507,7 @@ class Scheduler:
                     b.logits[n - 1] = 1
                     slot.batch_index = n - 1
             elif slot.last >= 0:
+                width += 1
                 b.token[n] = slot.last
                 b.pos[n] = len(slot.tokens)
                 b.n_seq_id[n] = 1
@@ -505,12 +519,59 @@ class Scheduler:
         if n == 0:
             return
         b.n_tokens = n
+        # Only generation steps (one token per sequence) compare from step to step.
+        timed = n == width
+        t0 = time.perf_counter()
         rc = llama_cpp.llama_decode(m.ctx, b)
         if rc != 0:
             raise EngineError(f"llama_decode returned {rc}")
+        if timed:
+            self._use_threads(self.tuner.observe(n, time.perf_counter() - t0))
         for slot in self.slots:
             if slot.job is not None and slot.batch_index >= 0:
                 self._sample(slot)
+
+    def _use_threads(self, n: int) -> None:
+        if n != self._threads:
+            st = self.model.settings
+            # Prompt chunks suffer from a busy core the same way: below the maximum they follow.
+            batch = st.threads_batch if n >= self.tuner.max else n
+            llama_cpp.llama_set_n_threads(self.model.ctx, n, batch)
+            self._threads = n
+
+    def _calibrate(self, budget_s: float = 2.0) -> None:
+        """At load: one token at a time on an empty sequence with each candidate thread count
+        (runner/threads.py), before any request is admitted; then the sequence is emptied."""
+        m = self.model
+        b = self._batch
+        seq = self.slots[0].seq
+        tok = m.bos if m.bos >= 0 else 0
+        self.tuner.start_trial("model loaded")
+        self._use_threads(self.tuner.current)
+        deadline = time.perf_counter() + budget_s
+        pos = 0
+        try:
+            while self.tuner.in_trial and pos < self.slot_ctx - 1:
+                if time.perf_counter() > deadline:
+                    self.tuner.finish_trial()
+                    break
+                b.token[0] = tok
+                b.pos[0] = pos
+                b.n_seq_id[0] = 1
+                b.seq_id[0][0] = seq
+                b.logits[0] = 1
+                b.n_tokens = 1
+                t0 = time.perf_counter()
+                if llama_cpp.llama_decode(m.ctx, b) != 0:
+                    self.tuner.finish_trial()
+                    break
+                self.tuner.observe(1, time.perf_counter() - t0)
+                self._use_threads(self.tuner.current)
+                pos += 1
+        finally:
+            llama_cpp.llama_memory_seq_rm(m.memory, seq, -1, -1)
+        log.info("threads: %d of %d", self.tuner.current, self.tuner.max,
+                 extra={"event": "threads", **self.tuner.status()})
 
     def _put_pending(self, slot: _Slot, n: int, budget: int) -> int:
         """Put as many of the slot's pending tokens as fit into the batch (without logits) after

@@ -437,6 +437,7 @@ def runner_status(state: RunnerState) -> dict[str, Any]:
         out["chat_format"] = state.chat_format
         out["memory"] = state.memory
         out["requests"] = {"total": sched.total_requests, "active": sched.active_jobs}
+        out["threads"] = sched.tuner.status()
         out["last_request"] = {
             "prompt_tokens": last.prompt_tokens,
             "cached_tokens": last.cached_tokens,

@@ -53,6 +53,10 @@ class LoadSettings:
     embedding: bool = False  # an embeddings-only context (/v1/embeddings) instead of a chat one
     pooling: str = ""  # one of POOLING
     rpc: tuple[str, ...] = ()  # RPC workers (HOST:PORT) whose devices come before local GPUs
+    # Measure at load and while generating which thread count is fastest now, up to
+    # max_threads (runner/threads.py); ``threads`` is where it starts.
+    adapt_threads: bool = False
+    max_threads: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,6 +75,12 @@ def add_load_flags(parser: argparse.ArgumentParser) -> None:
                         help="generation threads (0: physical cores)")
     parser.add_argument("--threads-batch", "-tb", type=_nonneg_int, default=0,
                         help="prompt-processing threads (0: same as --threads)")
+    parser.add_argument("--adapt-threads", action="store_true",
+                        help="measure which thread count is fastest at load and while generating "
+                             "(another program may be keeping a core busy); --threads is where "
+                             "it starts")
+    parser.add_argument("--max-threads", type=_nonneg_int, default=0,
+                        help="the most threads --adapt-threads tries (0: physical cores)")
     parser.add_argument("--flash-attn", "-fa", choices=sorted(FLASH_ATTN), default="auto")
     parser.add_argument("--cache-type-k", "-ctk", choices=sorted(CACHE_TYPES), default="f16")
     parser.add_argument("--cache-type-v", "-ctv", choices=sorted(CACHE_TYPES), default="f16")
@@ -119,6 +129,8 @@ def settings_from_args(args: argparse.Namespace) -> LoadSettings:
         embedding=args.embedding,
         pooling=args.pooling,
         rpc=args.rpc,
+        adapt_threads=args.adapt_threads,
+        max_threads=max(threads, args.max_threads or physical_cores()) if args.adapt_threads else 0,
     )
 
 

@@ -46,6 +46,9 @@ def plan_args(plan: LaunchPlan, model_path: str | None = None) -> list[str]:
         args += ["--n-cpu-moe", str(s.n_cpu_moe)]
     if len(s.tensor_split) > 1:
         args += ["--tensor-split", ",".join(num(x) for x in s.tensor_split)]
+    if s.max_threads:
+        # The runner measures which count up to this is fastest, now and as the load changes.
+        args += ["--adapt-threads", "--max-threads", str(s.max_threads)]
     workers = plan_workers(plan)
     if workers:
         args += ["--rpc", ",".join(workers)]

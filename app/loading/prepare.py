@@ -22,6 +22,7 @@ from app.loading.workers import WorkerCheck, check_workers
 from app.planner.corrections import CorrectionStore, model_key
 from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan, plan
+from app.planner.threads import CpuNow, ThreadMemory, shape_key
 from app.planner.types import Reason, Wishes, WorkerDevice
 from app.runner_client.build import RunnerBuild
 
@@ -48,6 +49,22 @@ class WorkerCheckFn(Protocol):
 
     def __call__(self, endpoints: Sequence[str], program: Sequence[str] | None = None, *,
                  token: CancelToken | None = None) -> WorkerCheck: ...
+
+
+@dataclass(frozen=True)
+class CpuSense:
+    """Where the plan's thread count comes from besides the cores: ``busy()`` samples the cores
+    other programs keep busy now (app/hardware/cpuload.py); ``memory`` is what earlier loads
+    measured (app/planner/threads.py)."""
+
+    busy: Callable[[], float | None]
+    memory: ThreadMemory | None = None
+
+
+def thread_shape(result: LaunchPlan) -> str:
+    """The key under which a load's thread measurements are kept and looked up."""
+    cpu = next((b.device.name for b in result.devices if b.device.kind == "cpu"), "")
+    return shape_key(result.model, result.settings.n_gpu_layers, cpu)
 
 
 @dataclass(frozen=True)
@@ -108,7 +125,7 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
                  store: CorrectionStore | None, build: RunnerBuild,
                  probe: Probe | None, token: CancelToken | None = None,
                  model: ModelInfo | None = None, workers: Sequence[str] = (),
-                 check: WorkerCheckFn = check_workers) -> Prepared:
+                 check: WorkerCheckFn = check_workers, cpu: CpuSense | None = None) -> Prepared:
     """Plan ``model_path`` for ``build``.
 
     ``model``: the model already read (a remote header, ``hf://`` in ``hearth plan``); it has no
@@ -118,8 +135,10 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
     ``detect``. ``store``: the measured corrections (None: plan from the file alone). ``probe``:
     the dry run (None: skip it). ``workers``: RPC workers (``host:port``) to split the model
     over; each is checked first (``check``, a child process), and one that does not answer is
-    left out with a reason. Raises GGUFError / PlannerError / OSError with a sentence to
-    show, and CancelledError as soon as ``token`` is cancelled (the dry run is killed).
+    left out with a reason. ``cpu``: the load on the cores now and what earlier loads measured
+    (None: one thread per physical core, as on an idle machine). Raises GGUFError /
+    PlannerError / OSError with a sentence to show, and CancelledError as soon as ``token`` is
+    cancelled (the dry run is killed).
     """
     token = token or CancelToken()
     token.check()
@@ -147,10 +166,22 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
         notes += checked.notes()
     token.check()
 
+    busy = cpu.busy() if cpu is not None else None
+    token.check()
+    now = CpuNow(busy)
+
     def replan(extra: Mapping[str, Correction]) -> LaunchPlan:
+        nonlocal now
         token.check()
-        return plan(model, hardware, wishes, combine(stored, extra),
-                    workers=lent).explained(*notes)
+        result = plan(model, hardware, wishes, combine(stored, extra), workers=lent, cpu=now)
+        if cpu is not None and cpu.memory is not None and now.remembered is None:
+            # The shape includes the layers left on the CPU, known once planned.
+            remembered = cpu.memory.lookup(thread_shape(result), busy)
+            if remembered is not None:
+                now = CpuNow(busy, remembered)
+                result = plan(model, hardware, wishes, combine(stored, extra), workers=lent,
+                              cpu=now)
+        return result.explained(*notes)
 
     result = replan({})
     if probe is not None and result.fits:

@@ -29,6 +29,7 @@ from app.planner.memory import (
     offloaded,
     predict_counts,
 )
+from app.planner.threads import CpuNow, starting_threads
 from app.planner.types import (
     Device,
     DeviceBreakdown,
@@ -105,7 +106,7 @@ class LaunchPlan:
 
 def plan(model: ModelInfo, hardware: HardwareReport, wishes: Wishes | None = None,
          corrections: Mapping[str, Correction] | None = None,
-         workers: Sequence[WorkerDevice] = ()) -> LaunchPlan:
+         workers: Sequence[WorkerDevice] = (), cpu: CpuNow | None = None) -> LaunchPlan:
     """Plan a load of ``model`` on ``hardware``; never raises for "does not fit" (see ``fits``).
 
     A report merged with the runner build's devices (app/hardware/merge.py) plans only for the
@@ -117,25 +118,26 @@ def plan(model: ModelInfo, hardware: HardwareReport, wishes: Wishes | None = Non
     devices = devices_for(hardware, wishes.margin, cpu_only=cpu_only, workers=workers)
     left_out = () if cpu_only else tuple(left_out_gpus(hardware))
     result = plan_for_devices(model, devices, thread_count(hardware), wishes, corrections,
-                              left_out=left_out)
+                              left_out=left_out, cpu=cpu)
     used = {b.device.worker for b in result.gpus if b.device.worker and b.usage.layers}
     if workers and {w.endpoint for w in workers} != used:
         # A worker given to llama.cpp is connected to (and held: it serves one client at a
         # time) even when it holds nothing; plan again without the idle ones, so the devices
         # keep the names (RPC0, …) the runner will give them.
         kept = [w for w in workers if w.endpoint in used]
-        return plan(model, hardware, wishes, corrections, workers=kept)
+        return plan(model, hardware, wishes, corrections, workers=kept, cpu=cpu)
     return result
 
 
 def plan_for_devices(model: ModelInfo, devices: Sequence[Device], threads: int,
                      wishes: Wishes, corrections: Mapping[str, Correction] | None = None,
-                     *, left_out: Sequence[UnusedGpu] = ()) -> LaunchPlan:
+                     *, left_out: Sequence[UnusedGpu] = (), cpu: CpuNow | None = None
+                     ) -> LaunchPlan:
     """The search itself, on explicit memory pools (GPUs in device order, then the CPU).
 
     ``left_out``: the machine's GPUs the runner build cannot drive, for the reasons only.
     """
-    return _Search(model, list(devices), threads, wishes, corrections or {}, left_out).run()
+    return _Search(model, list(devices), threads, wishes, corrections or {}, left_out, cpu).run()
 
 
 # -- the search -----------------------------------------------------------------------------------
@@ -154,7 +156,7 @@ class _Layout:
 class _Search:
     def __init__(self, model: ModelInfo, devices: list[Device], threads: int, wishes: Wishes,
                  corrections: Mapping[str, Correction],
-                 left_out: Sequence[UnusedGpu] = ()) -> None:
+                 left_out: Sequence[UnusedGpu] = (), cpu: CpuNow | None = None) -> None:
         self.m = model
         self.devices = devices
         self.gpus = [d for d in devices if d.kind == "gpu"]
@@ -166,7 +168,8 @@ class _Search:
         self.corr = corrections
         self.top = model.n_layer + 1
         self.reasons: list[Reason] = []
-        self.threads = threads
+        self.threads = threads  # one per physical performance core: the most the runner tries
+        self.start_threads, self.thread_params = starting_threads(threads, cpu)
         self.left_out = list(left_out)
 
     # -- settings helpers ------------------------------------------------------------------------
@@ -175,7 +178,7 @@ class _Search:
         p = self.p
         n_batch = p.n_batch or (2048 if self.gpus else 512)
         n_ubatch = min(p.n_ubatch or 512, n_batch)
-        threads = p.n_threads or self.threads
+        threads = p.n_threads or self.start_threads
         return Settings(
             n_gpu_layers=0,
             n_ctx=4096,
@@ -189,6 +192,8 @@ class _Search:
             n_cpu_moe=p.n_cpu_moe or 0,
             mmap=True if p.mmap is None else p.mmap,
             mlock=bool(p.mlock),
+            # A count the user fixed stays; the plan's is where the runner's measurement starts.
+            max_threads=0 if p.n_threads else self.threads,
         )
 
     def kv_options(self, s: Settings) -> list[tuple[str, str]]:
@@ -511,7 +516,7 @@ class _Search:
                 "compute": compute_bytes(m, s),
                 "compute_off": compute_bytes(m, replace(s, flash_attn="off"))}))
         if not self.p.n_threads:
-            r.append(Reason("threads", {"n_threads": s.n_threads}))
+            r.append(Reason("threads", self.thread_params))
         r.append(Reason("reserve", {"gpu_margin": self.w.margin if self.gpus else None,
                                     "ram_reserve": self.cpu.reserve}))
         if m.context_approximate:

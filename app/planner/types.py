@@ -96,6 +96,9 @@ class Settings:
     mmap: bool = True
     mlock: bool = False
     parallel: int = 1
+    # >0: the runner measures which count up to this is fastest, starting at n_threads
+    # (--adapt-threads); 0: n_threads is fixed (the user pinned it).
+    max_threads: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -112,6 +115,7 @@ class Settings:
             "tensor_split": list(self.tensor_split),
             "mmap": self.mmap,
             "mlock": self.mlock,
+            "max_threads": self.max_threads,
         }
 
 

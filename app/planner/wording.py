@@ -127,6 +127,31 @@ def _kv_quantized(p: Params) -> str:
             f"f16 did not fit{where}")
 
 
+def _cores(n: float) -> str:
+    return f"{n:g} core{'' if n == 1 else 's'}"
+
+
+def _threads(p: Mapping[str, Any]) -> str:
+    n, most = p["n_threads"], p.get("max_threads") or p["n_threads"]
+    threads = f"{n} thread{'s' if n != 1 else ''}"
+    rem = p.get("remembered")
+    if rem:
+        speeds = ", ".join(f"{v:g} with {k}" for k, v in rem["tokens_per_second"].items())
+        why = (f"{threads} to start: the last load of this model with about "
+               f"{_cores(rem['busy'])} busy measured tokens/s {speeds}.")
+    elif p.get("busy"):
+        why = (f"{threads} of {most} to start: other programs keep about {_cores(p['busy'])} "
+               "busy now, and llama.cpp waits for its slowest thread at every step, so a thread "
+               "sharing a core with them holds all the others back.")
+    else:
+        why = (f"{threads}: one per physical performance core (hyper-threads and efficiency "
+               "cores slow generation down).")
+    if p.get("max_threads"):
+        why += (f" Hearth measures at load which count up to {most} is fastest now, and "
+                "measures again when another program starts or stops using the cores.")
+    return why
+
+
 def _reserve(p: Params) -> str:
     parts = []
     if p.get("gpu_margin") is not None:
@@ -205,8 +230,7 @@ _WORDING: dict[str, Callable[[Params], str]] = {
                             "the model forget the conversation too soon."),
     "flash_attn": lambda p: (f"Flash attention on: it keeps the compute buffer at "
                              f"{mib(p['compute'])} instead of {mib(p['compute_off'])}."),
-    "threads": lambda p: (f"{p['n_threads']} threads: one per physical performance core "
-                          "(hyper-threads and efficiency cores slow generation down)."),
+    "threads": _threads,
     "reserve": _reserve,
     "cache_estimated": lambda p: (f"The {p['architecture']} cache layout is estimated; the dry "
                                   "run checks it."),

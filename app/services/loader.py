@@ -23,7 +23,7 @@ from app.loading.confirm import run_probe
 from app.loading.flags import plan_flags
 from app.loading.ladder import LoadLadder, classify_failure, uses_gpu
 from app.loading.measure import record_load
-from app.loading.prepare import Prepared, Probe, prepare_load
+from app.loading.prepare import CpuSense, Prepared, Probe, prepare_load, thread_shape
 from app.loading.text import does_not_fit_text, gave_up_text
 from app.loading.tuning import merge_pins
 from app.planner import wording
@@ -98,6 +98,7 @@ class ModelLoader(QObject):
                  probe: Probe | None = run_probe,
                  pins_for: PinsLookup | None = None,
                  workers: Callable[[], Sequence[str]] = lambda: (),
+                 cpu: CpuSense | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.runner = runner
@@ -111,6 +112,7 @@ class ModelLoader(QObject):
         self._probe = probe
         self._pins_for = pins_for
         self._workers = workers  # the RPC workers a plan may split over (app/services/workers)
+        self._cpu = cpu  # the load on the cores, and the thread counts earlier loads measured
         self._job: CancelToken | None = None  # the plan being made
         self._report: HardwareReport | None = None
         self._generation = 0  # bumps on every load, restart and cancel: stale results drop
@@ -172,6 +174,7 @@ class ModelLoader(QObject):
         detect, probe, wishes = self._detect, self._probe, self.wishes
         pins_for = self._pins_for
         workers = list(self._workers())
+        cpu = self._cpu
 
         def work(token: CancelToken) -> Prepared:
             build = find_build(token)
@@ -188,7 +191,7 @@ class ModelLoader(QObject):
                 dataclasses.replace(wishes, pins=merge_pins(wishes.pins, chosen))
             return prepare_load(path, cached=cached, detect=detect_once, wishes=use,
                                 store=_store(store_in), build=build, probe=probe, token=token,
-                                workers=workers)
+                                workers=workers, cpu=cpu)
 
         self._job = self._tasks.start_job(
             work, lambda r: self._on_prepared(gen, r), lambda e: self._on_prepare_error(gen, e),
@@ -287,9 +290,13 @@ class ModelLoader(QObject):
         if build is None:  # a runner this loader did not plan for: no build to key it by
             return
 
+        memory = self._cpu.memory if self._cpu is not None else None
+
         def work() -> Any:
             with RunnerClient(url, key, timeout=5.0) as client:
                 status = client.status()
+            if memory is not None and isinstance(status.get("threads"), dict):
+                memory.record(thread_shape(plan), status["threads"])
             return record_load(_store(store_in), build, path, plan, status)
 
         self._tasks.run(work, self.measured.emit,

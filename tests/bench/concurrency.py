@@ -1,7 +1,8 @@
 """Concurrency and prompt-cache benchmark for the runner.
 
 1. Total tokens/s and p95 time to first token with 1, 4 and 8 concurrent streaming clients
-   (runner started with --parallel 8), each against the single-client figure of the same run.
+   (runner started with --parallel 8), each against the single-client figure of the same run,
+   and with --llama-server against a native llama-server with the same flags, taking turns.
 2. Time to first token per turn over a 10-turn conversation whose history grows to about 3,000
    tokens, with the prompt cache and without it (``cache_prompt: false``), in the same run.
    Each turn sends a short user message; the model's reply goes back into the history. Run on two
@@ -12,7 +13,7 @@
    with --llama-server, the same conversations against a native llama-server.
 
     .venv/bin/python -m tests.bench.concurrency [--quick] [--only clients|conversation]
-        [--pause S] [--llama-server PATH]
+        [--pause S] [--llama-server PATH] [--gemma]
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ import httpx2
 from tests.fixtures.models import BENCH, LLAMA8B_SLICE, TINY, model_path
 from tests.integration.conftest import spawn_runner, stop_runner
 
+GEMMA = Path(__file__).resolve().parents[2] / "tests" / ".models" / "gemma-3-270m-q4_k_m.gguf"
 # A person reads the reply and types the next question: seconds between turns (far less than
 # anyone takes). The runner decodes the turn boundary meanwhile, as it would in a real chat.
 THINK_S = 1.0
@@ -204,17 +207,17 @@ def llama_floor(model: Path, n_ctx: int, shallow: tuple[int, int], deep: tuple[i
             statistics.median(b for _, b in times[1:]))
 
 
-def _llama_server(binary: Path, model: Path, ctx: int) -> tuple[subprocess.Popen[bytes], str, str]:
-    """Start a native llama-server (the reference every competitor ships) on a free port."""
-    from runner.settings import physical_cores
-
+def llama_server(binary: Path, model: Path, ctx: int, args: Sequence[str] = ()
+                 ) -> tuple[subprocess.Popen[bytes], str, str]:
+    """Start a native llama-server (the reference every competitor ships) on a free port, with
+    ``args`` after the model, context, address and key (its defaults otherwise)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     key = secrets.token_urlsafe(16)
     proc = subprocess.Popen(
-        [str(binary), "-m", str(model), "-c", str(ctx), "-np", "1", "-t", str(physical_cores()),
-         "--host", "127.0.0.1", "--port", str(port), "--api-key", key, "--jinja"],
+        [str(binary), "-m", str(model), "-c", str(ctx), "--host", "127.0.0.1", "--port",
+         str(port), "--api-key", key, "--jinja", *args],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -231,28 +234,66 @@ def _llama_server(binary: Path, model: Path, ctx: int) -> tuple[subprocess.Popen
     raise SystemExit(f"{binary} did not become ready in 120 s")
 
 
-def clients_table(model: Path, tokens: int) -> None:
-    r = spawn_runner("--parallel", "8", "--ctx-size", str(8 * 4096), model=model)
+def _same_threads() -> list[str]:
+    """llama-server flags for the runner's default thread count (one per physical core)."""
+    from runner.settings import physical_cores
+
+    return ["-t", str(physical_cores())]
+
+
+def clients_table(model: Path, tokens: int, peer: Path | None = None, rounds: int = 3) -> None:
+    """Total tokens/s with 1, 4 and 8 clients; with ``peer``, a native llama-server with the
+    same flags (8 slots, the same total context, the same threads) takes turns with the runner
+    each round, so the machine's drift falls on both alike."""
+    ctx = 8 * 4096
+    r = spawn_runner("--parallel", "8", "--ctx-size", str(ctx), model=model)
+    servers: list[tuple[str, str, str]] = []
+    proc = None
     try:
         r.wait_listening()
         r.wait_ready()
         assert r.key is not None
-        asyncio.run(_clients(r.url, r.key, 1, 8, "warm-up"))
-        rows = []
-        for k in (1, 4, 8):
-            tps, p95 = asyncio.run(_clients(r.url, r.key, k, tokens, f"round {k}"))
-            rows.append((k, tps, p95))
+        servers.append(("runner", r.url, r.key))
+        if peer is not None:
+            proc, url, key = llama_server(peer, model, ctx, ["-np", "8", *_same_threads()])
+            servers.append(("llama-server", url, key))
+        for _, url, key in servers:
+            asyncio.run(_clients(url, key, 1, 8, "warm-up"))
+        got: dict[tuple[str, int], list[tuple[float, float]]] = {}
+        for rnd in range(rounds):
+            for k in (1, 4, 8):
+                for name, url, key in servers:
+                    got.setdefault((name, k), []).append(
+                        asyncio.run(_clients(url, key, k, tokens, f"round {rnd} {k}")))
     finally:
         stop_runner(r)
-    base_tps, base_ttft = rows[0][1], rows[0][2]
-    print(f"\n1) concurrent streaming clients (--parallel 8), {model.name}")
-    print(f"{'clients':>8} {'total tok/s':>12} {'x single':>9} {'p95 TTFT ms':>12} {'x single':>9}")
-    for k, tps, p95 in rows:
-        print(f"{k:>8} {tps:>12.1f} {tps / base_tps:>9.2f} {p95 * 1000:>12.1f} {p95 / base_ttft:>9.2f}")
+        if proc is not None:
+            proc.terminate()
+            proc.wait(10)
+
+    def med(name: str, k: int) -> tuple[float, float]:
+        runs = got[(name, k)]
+        return statistics.median(t for t, _ in runs), statistics.median(p for _, p in runs)
+
+    print(f"\n1) concurrent streaming clients (--parallel 8), {model.name}; medians of {rounds} rounds")
+    head = f"{'clients':>8} {'total tok/s':>12} {'x single':>9} {'p95 TTFT ms':>12}"
+    print(head + (f" {'llama-server':>13} {'x native':>9} {'its p95 ms':>11}" if peer else ""))
+    base = med("runner", 1)[0]
+    for k in (1, 4, 8):
+        tps, p95 = med("runner", k)
+        row = f"{k:>8} {tps:>12.1f} {tps / base:>9.2f} {p95 * 1000:>12.1f}"
+        if peer:
+            ntps, np95 = med("llama-server", k)
+            row += f" {ntps:>13.1f} {tps / ntps:>9.2f} {np95 * 1000:>11.1f}"
+        print(row)
+    if peer:
+        worst = min(med("runner", k)[0] / med("llama-server", k)[0] for k in (4, 8))
+        print(f"runner / llama-server total tokens/s at 4 and 8 clients: worst {worst:.2f}x "
+              "(target >= 0.95)")
 
 
 def conversation_table(model: Path, history: int, pause: float,
-                       llama_server: Path | None = None) -> None:
+                       peer: Path | None = None) -> None:
     """Print the per-turn table, with llama.cpp's own time for turns 1 and 10 under it."""
     ctx = history * 4 + 1024
     r = spawn_runner("--ctx-size", str(ctx), model=model)
@@ -265,8 +306,8 @@ def conversation_table(model: Path, history: int, pause: float,
     finally:
         stop_runner(r)
     native: list[Turn] = []
-    if llama_server is not None:
-        proc, url, key = _llama_server(llama_server, model, ctx)
+    if peer is not None:
+        proc, url, key = llama_server(peer, model, ctx, ["-np", "1", *_same_threads()])
         try:
             native = _conversations(url, key, history, pause)
         except httpx2.HTTPError as exc:  # a reference run that fails must not lose ours
@@ -307,12 +348,17 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--pause", type=float, default=THINK_S,
                     help="seconds between a reply and the next question (default %(default)s)")
     ap.add_argument("--llama-server", type=Path, metavar="PATH",
-                    help="also run the conversation against this native llama-server binary")
+                    help="also run the clients and the conversations against this native "
+                         "llama-server binary (same flags)")
+    ap.add_argument("--gemma", action="store_true",
+                    help="the clients part on the real Gemma 3 270M model too")
     args = ap.parse_args(argv)
     spec = TINY if args.quick else BENCH
     model = model_path(spec)
     if args.only != "conversation":
-        clients_table(model, 32 if args.quick else 128)
+        clients_table(model, 32 if args.quick else 128, args.llama_server)
+        if args.gemma and not args.quick:
+            clients_table(GEMMA, 128, args.llama_server)
     if args.only != "clients":
         if args.quick:
             conversation_table(model, 600, args.pause, args.llama_server)
