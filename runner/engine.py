@@ -360,7 +360,10 @@ class Scheduler:
         self.tuner = ThreadTuner(st.max_threads or st.threads, st.threads, st.adapt_threads,
                                  OtherLoad() if st.adapt_threads else None)
         self._threads = st.threads  # what the context runs with now
-        if self.tuner.adaptive:
+        # Called on this thread after every step (and every admission): the server hands the
+        # step's text to its event loop in one go (runner/server.py Outbox).
+        self.after_step: Callable[[], None] | None = None
+        if self.tuner.adaptive and not st.embedding:
             # Before the scheduler thread owns the context, so the runner reports ready with
             # the count it measured (at most a couple of seconds on a slow CPU model).
             try:
@@ -434,6 +437,8 @@ class Scheduler:
                 except Exception as exc:  # never let one bad step kill the server
                     log.exception("decode step failed")
                     self._fail_all(EngineError(f"Generation failed: {exc}"))
+            if self.after_step is not None:
+                self.after_step()
 
     def _admit(self, waiting: list[Job]) -> list[Job]:
         rest: list[Job] = []
@@ -531,6 +536,9 @@ class Scheduler:
             if slot.job is not None and slot.batch_index >= 0:
                 self._sample(slot)
 
+    def threads_in_use(self) -> int:
+        return self._threads
+
     def _use_threads(self, n: int) -> None:
         if n != self._threads:
             st = self.model.settings
@@ -570,6 +578,7 @@ class Scheduler:
                 pos += 1
         finally:
             llama_cpp.llama_memory_seq_rm(m.memory, seq, -1, -1)
+            self._use_threads(self.tuner.current)  # a trial cut short goes back to its choice
         log.info("threads: %d of %d", self.tuner.current, self.tuner.max,
                  extra={"event": "threads", **self.tuner.status()})
 

@@ -153,6 +153,7 @@ class RunnerState:
         self.devices: list[dict[str, Any]] = []  # what this build's ggml sees (runner.devices)
         # "template" (the GGUF's own) or the turn format guessed from the vocabulary.
         self.chat_format = ""
+        self.outbox: Any = None  # Outbox, made on the event loop at the first request
 
     def ready(self, model: Any, scheduler: Any, load_seconds: float) -> None:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -668,18 +669,18 @@ async def _generate(state: RunnerState, request: Request, body: _Sampling, token
 
     stops = [body.stop] if isinstance(body.stop, str) else list(body.stop or [])
     stops = [s for s in stops if s][:8]
-    loop = asyncio.get_running_loop()
     q: asyncio.Queue[Any] = asyncio.Queue()
     put = q.put_nowait
+    add = _outbox(state).add
 
     def on_text(text: str) -> None:
-        loop.call_soon_threadsafe(put, text)
+        add(put, text)
 
     def on_done(reason: str, usage: Any) -> None:
-        loop.call_soon_threadsafe(put, (reason, usage))
+        add(put, (reason, usage))
 
     def on_error(exc: Exception) -> None:
-        loop.call_soon_threadsafe(put, exc)
+        add(put, exc)
 
     sampling = _sampling(body, state.model.n_vocab)
     if body.seed is None:
@@ -692,7 +693,7 @@ async def _generate(state: RunnerState, request: Request, body: _Sampling, token
               warm_next_turn=chat and body.cache_prompt)
     if logprobs is not None:
         def put_logprob(item: Any) -> None:
-            loop.call_soon_threadsafe(put, item)
+            add(put, item)
 
         job.on_logprob = _logprob_sink(state.model, put_logprob)
     try:
@@ -750,6 +751,72 @@ async def _generate(state: RunnerState, request: Request, body: _Sampling, token
         "created": created, "model": model, "choices": [choice],
         "usage": _usage(usage),
     })
+
+
+class Outbox:
+    """The scheduler's events for the event loop, handed over once per step, not per token.
+
+    One ``call_soon_threadsafe`` (one wake-up of the loop, one write to its self-pipe) carries
+    every stream's piece of the step. And where llama.cpp's threads take every core, the
+    scheduler waits (at most ``WAIT_S``) until the loop has written them before the next
+    step: llama.cpp waits for its slowest thread at every operation, so sending while it
+    decodes would preempt one of its threads and stall them all; sending between steps
+    costs only the sending.
+    """
+
+    WAIT_S = 0.05
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, busy_cores: Callable[[], bool]) -> None:
+        self.loop = loop
+        self.busy_cores = busy_cores
+        self.items: list[tuple[Callable[[Any], None], Any]] = []
+        self._written = threading.Event()
+
+    def add(self, put: Callable[[Any], None], item: Any) -> None:
+        """On the scheduler thread: ``put(item)`` on the loop after this step."""
+        self.items.append((put, item))
+
+    def flush(self) -> None:
+        """On the scheduler thread, after each step."""
+        if not self.items:
+            return
+        items, self.items = self.items, []
+        wait = self.busy_cores()
+        if wait:
+            self._written.clear()
+        try:
+            self.loop.call_soon_threadsafe(self._deliver, items, wait)
+        except RuntimeError:  # the loop is closed: the runner is exiting
+            return
+        if wait:
+            self._written.wait(self.WAIT_S)
+
+    def _deliver(self, items: list[tuple[Callable[[Any], None], Any]], signal: bool) -> None:
+        for put, item in items:
+            put(item)
+        if signal:
+            # After the streams' tasks that these puts woke: they write, then wait again.
+            self.loop.call_soon(self._written.set)
+
+
+def _outbox(state: RunnerState) -> Outbox:
+    box: Outbox | None = getattr(state, "outbox", None)
+    if box is None:
+        sched = state.scheduler
+        cores = _usable_cores()
+        box = Outbox(asyncio.get_running_loop(), lambda: sched.threads_in_use() >= cores)
+        state.outbox = box
+        sched.after_step = box.flush
+    return box
+
+
+def _usable_cores() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 async def _cancel_on_disconnect(request: Request, job: Any) -> None:

@@ -3,9 +3,11 @@
 llama.cpp splits every step over its threads and waits at a barrier after each operation, so a
 thread that shares its core with another program holds all the others back. On 2 cores with one
 kept busy by another program, 2 threads decode at about 71 tokens/s and 1 thread at 185: the core
-count alone cannot pick the count. (llama.cpp's own knobs do not help here: this build uses
-OpenMP, which ignores the thread pool's polling level, priority and CPU mask; see
-tests/bench/contention.py.)
+count alone cannot pick the count. llama.cpp's own knobs, measured with llama-server's flags
+(tests/bench/contention.py --knobs): polling 0 recovers little; strict CPU placement about as
+much as one thread fewer, but not on macOS, which has no placement API; a higher priority
+wins by starving the other program, and needs privileges an ordinary user lacks on Linux and
+macOS. Fewer threads work everywhere and leave the other program its core.
 
 :class:`ThreadTuner` is pure logic fed by the scheduler: the seconds each generation step took,
 its width (sequences in the batch) and the thread count it ran with. A *trial* runs the candidate
@@ -35,6 +37,7 @@ SLOWDOWN = 1.4  # recent median step time over the trial's, same width and threa
 RECENT = 8  # steps in the recent median
 LOAD_EVERY_S = 1.0  # how often the load is sampled while generating
 MIN_GAP_S = 2.0  # between trials started by a slowdown (context growth slows steps too)
+MAX_GAP_S = 60.0  # the gap doubles each time such a trial keeps the count: noise, not news
 TIE = 0.02  # a count within 2% of the fastest is as good: keep the one in use
 
 
@@ -80,6 +83,7 @@ class _Trial:
     schedule: list[tuple[int, bool]]  # (threads, counted) per step still to run
     times: dict[int, list[float]] = field(default_factory=dict)
     restarts: int = 0
+    slowdown: bool = False  # started by slower steps, not by a change of load or by the load
 
 
 class ThreadTuner:
@@ -111,6 +115,7 @@ class ThreadTuner:
         self.others: float | None = None
         self._next_load = 0.0
         self._last_trial_end = float("-inf")
+        self._gap = MIN_GAP_S
 
     # -- the scheduler's side ------------------------------------------------------------------
 
@@ -118,13 +123,13 @@ class ThreadTuner:
     def in_trial(self) -> bool:
         return self._trial is not None
 
-    def start_trial(self, reason: str, width: int = 1) -> None:
+    def start_trial(self, reason: str, width: int = 1, slowdown: bool = False) -> None:
         if not self.adaptive:
             return
         cands = self.candidates()
         schedule = [(n, counted) for _ in range(ROUNDS) for n in cands
                     for counted in [False] + [True] * MEASURED]
-        self._trial = _Trial(reason, width, schedule)
+        self._trial = _Trial(reason, width, schedule, slowdown=slowdown)
         self.current = schedule[0][0]
         if self._load is not None:
             self._load.sample()  # the next sample covers the trial
@@ -144,9 +149,10 @@ class ThreadTuner:
         if base is None and len(recent) == RECENT:
             self._baseline[key] = statistics.median(recent)
         elif (base is not None and len(recent) == RECENT
-              and self._clock() - self._last_trial_end >= MIN_GAP_S
+              and self._clock() - self._last_trial_end >= self._gap
               and statistics.median(recent) > SLOWDOWN * base):
-            self.start_trial(f"steps {statistics.median(recent) / base:.1f}x slower", width)
+            self.start_trial(f"steps {statistics.median(recent) / base:.1f}x slower", width,
+                             slowdown=True)
             return self.current
         now = self._clock()
         if self._load is not None and now >= self._next_load:
@@ -185,7 +191,7 @@ class ThreadTuner:
             if trial.restarts >= 3:
                 self._decide(trial)
                 return
-            self.start_trial(trial.reason, width)
+            self.start_trial(trial.reason, width, trial.slowdown)
             assert self._trial is not None
             self._trial.restarts = trial.restarts + 1
             return
@@ -211,6 +217,10 @@ class ThreadTuner:
         before = self._chosen
         self.current = before if before in good else min(good, key=lambda n: medians[n])
         self._chosen = self.current
+        # A slowdown that the counts do not explain (a shared core's jitter, a longer context)
+        # is looked at less and less often; a change of count or of load starts afresh.
+        self._gap = min(2 * self._gap, MAX_GAP_S) if trial.slowdown and self.current == before \
+            else MIN_GAP_S
         self.measured = medians
         self.measured_width = trial.width
         self._baseline = {(n, trial.width): t for n, t in medians.items()}

@@ -34,7 +34,7 @@ from typing import Any
 import httpx2
 
 from runner.settings import physical_cores
-from tests.bench.concurrency import llama_server
+from tests.bench.concurrency import has_text, llama_server
 from tests.fixtures.models import BENCH, model_path
 from tests.integration.conftest import spawn_runner, stop_runner
 
@@ -91,7 +91,7 @@ def decode_tps(server: Server, tokens: int, seed: int) -> float:
             http.stream("POST", "/v1/chat/completions", json=body) as resp:
         resp.raise_for_status()
         for line in resp.iter_lines():
-            if line.startswith("data: {") and '"content": "' in line and '"role"' not in line:
+            if has_text(line):
                 stamps.append(time.perf_counter())
     if len(stamps) < 2:
         raise SystemExit(f"{server.name}: only {len(stamps)} tokens came back")

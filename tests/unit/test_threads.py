@@ -151,3 +151,21 @@ def test_other_load_is_a_number_of_cores() -> None:
     load = OtherLoad(clock=clock)
     got = load.sample()
     assert got is None or 0.0 <= got <= 64
+
+
+def test_a_slowdown_the_counts_do_not_explain_is_looked_at_less_and_less() -> None:
+    """With a core shared, the other program sometimes lands on ours for a moment: every count
+    slows alike for half a second in three. Each such trial keeps the count, and the next one
+    waits twice as long: a handful of trials in two minutes instead of one per burst (40)."""
+    m = Machine()
+    m.busy = 1.0
+    t = tuner_for(m, 1, load=False)
+    t.start_trial("model loaded")
+    while m.now < 120:
+        n = t.current
+        burst = m.now % 3.0 < 0.5
+        dt = m.step(n) * (3 if burst else 1)
+        m.now += dt - dt / (3 if burst else 1)
+        t.observe(1, dt)
+    assert t.current == 1
+    assert 3 <= t.trials <= 9, t.trials

@@ -1,0 +1,84 @@
+"""The runner's outbox: the scheduler thread's events reach the event loop once per step, in
+order, and with every core busy the scheduler waits until the loop has taken them."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+from runner.server import Outbox
+
+
+def _loop_thread() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
+    loop = asyncio.new_event_loop()
+    t = threading.Thread(target=loop.run_forever, daemon=True)
+    t.start()
+    return loop, t
+
+
+def test_one_wakeup_per_step_in_order() -> None:
+    loop, t = _loop_thread()
+    calls: list[Any] = []
+    wakeups = 0
+    real = loop.call_soon_threadsafe
+
+    def counting(*args: Any) -> Any:
+        nonlocal wakeups
+        wakeups += 1
+        return real(*args)
+
+    loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+    try:
+        box = Outbox(loop, lambda: True)
+        for step in range(3):
+            for stream in range(4):
+                box.add(calls.append, (step, stream))
+            box.flush()  # waits: the items are in before it returns
+            assert calls[-1] == (step, 3)
+        box.flush()  # nothing to hand over: no wake-up
+        assert wakeups == 3
+        assert calls == [(s, i) for s in range(3) for i in range(4)]
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        t.join(5)
+
+
+def test_with_free_cores_the_scheduler_does_not_wait() -> None:
+    loop, t = _loop_thread()
+    gate = threading.Event()
+    got: list[str] = []
+    try:
+        loop.call_soon_threadsafe(gate.wait)  # the loop is busy elsewhere
+        box = Outbox(loop, lambda: False)
+        box.add(got.append, "x")
+        t0 = time.perf_counter()
+        box.flush()
+        assert time.perf_counter() - t0 < Outbox.WAIT_S
+        assert got == []
+        gate.set()
+        deadline = time.monotonic() + 5
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert got == ["x"]
+    finally:
+        gate.set()
+        loop.call_soon_threadsafe(loop.stop)
+        t.join(5)
+
+
+def test_a_stuck_loop_delays_a_step_by_a_bounded_time() -> None:
+    loop, t = _loop_thread()
+    gate = threading.Event()
+    try:
+        loop.call_soon_threadsafe(gate.wait)
+        box = Outbox(loop, lambda: True)
+        box.add(lambda _x: None, "x")
+        t0 = time.perf_counter()
+        box.flush()
+        assert Outbox.WAIT_S * 0.9 <= time.perf_counter() - t0 < 1.0
+    finally:
+        gate.set()
+        loop.call_soon_threadsafe(loop.stop)
+        t.join(5)
