@@ -99,13 +99,13 @@ def decode_tps(server: Server, tokens: int, seed: int) -> float:
 
 
 def measure(servers: list[Server], rounds: int, tokens: int) -> dict[str, float]:
-    """Median decode tokens/s per server, the servers taking turns each round (drift falls on all
-    alike)."""
+    """Median decode tokens/s per server, the servers taking turns each round, in a rotated order
+    (drift and going first fall on all alike)."""
     for s in servers:
         decode_tps(s, 16, -1)  # warm-up
     got: dict[str, list[float]] = {s.name: [] for s in servers}
     for r in range(rounds):
-        for s in servers:
+        for s in servers[r % len(servers):] + servers[:r % len(servers)]:  # each goes first once
             got[s.name].append(decode_tps(s, tokens, r))
     return {name: statistics.median(v) for name, v in got.items()}
 

@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from app.loading.prepare import thread_shape
 from app.planner.corrections import CorrectionStore, model_key
+from app.planner.threads import ThreadMemory
 from app.services.runner_process import RunnerState
 from tests.fixtures.models import TINY, model_path
 from tests.gui.conftest import load
@@ -155,6 +157,15 @@ def test_load_is_measured_and_the_next_plan_uses_it(qtbot: Any, make_window: Any
     assert build.startswith("llama-cpp-python-")
     expected = store.corrections(model_key(long_model), build)
     assert "CPU" in expected and not expected["CPU"].is_identity()
+    # The runner's thread measurement is kept too, under the plan's model shape.
+    with window.runner.client() as client:
+        threads = client.status()["threads"]
+    memory = ThreadMemory()
+    assert memory.path.is_relative_to(tmp_path / "home")
+    if threads["max"] > 1:  # one core: nothing to compare, nothing kept
+        kept = json.loads(memory.path.read_text())["entries"]
+        assert [(e["shape"], e["threads"]) for e in kept] == \
+            [(thread_shape(window.loader.plan), threads["threads"])]
 
     # Unload and load again: the plan starts from the measured figures and says so.
     with qtbot.waitSignal(window.runner.state_changed, timeout=10_000,
