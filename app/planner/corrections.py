@@ -9,7 +9,6 @@ The store is one small JSON file in the cache directory: losing it only costs a 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from app.planner.memory import Correction
-from app.storage.atomic import write_json_atomic
+from app.storage.atomic import read_json_entries, write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -86,17 +85,7 @@ class CorrectionStore:
         self.path = path
 
     def _load(self) -> list[dict[str, Any]]:
-        try:
-            data = json.loads(self.path.read_text("utf-8"))
-        except FileNotFoundError:
-            return []
-        except (OSError, ValueError) as exc:
-            log.warning("corrections store unreadable, starting afresh: %s", exc)
-            return []
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            return []
-        entries = data.get("entries", [])
-        return [e for e in entries if isinstance(e, dict)]
+        return read_json_entries(self.path, SCHEMA)
 
     def _save(self, entries: list[dict[str, Any]]) -> None:
         write_json_atomic(self.path, {"schema": SCHEMA, "entries": entries[-MAX_ENTRIES:]},

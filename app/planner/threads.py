@@ -11,7 +11,6 @@ what it measured, which :class:`ThreadMemory` keeps for the next plan.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Mapping
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from app.gguf.model import ModelInfo
-from app.storage.atomic import write_json_atomic
+from app.storage.atomic import read_json_entries, write_json_atomic
 
 log = logging.getLogger(__name__)
 
@@ -86,16 +85,7 @@ class ThreadMemory:
         self.path = path
 
     def _load(self) -> list[dict[str, Any]]:
-        try:
-            data = json.loads(self.path.read_text("utf-8"))
-        except FileNotFoundError:
-            return []
-        except (OSError, ValueError) as exc:
-            log.warning("thread measurements unreadable, starting afresh: %s", exc)
-            return []
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            return []
-        return [e for e in data.get("entries", []) if isinstance(e, dict)]
+        return read_json_entries(self.path, SCHEMA)
 
     def record(self, shape: str, status: Mapping[str, Any]) -> Remembered | None:
         """Keep what ``/runner/status``'s ``threads`` says a trial measured; returns it."""

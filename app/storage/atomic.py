@@ -68,3 +68,22 @@ def _sync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def read_json_entries(path: Path, schema: int) -> list[dict[str, Any]]:
+    """The ``entries`` of a ``{"schema": N, "entries": [...]}`` cache file written with
+    :func:`write_json_atomic`; empty when it is missing, unreadable or of another schema (a
+    cache: losing it only costs measuring again)."""
+    import logging
+
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        logging.getLogger(__name__).warning("%s is unreadable, starting afresh: %s", path, exc)
+        return []
+    if not isinstance(data, dict) or data.get("schema") != schema:
+        return []
+    entries = data.get("entries", [])
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
