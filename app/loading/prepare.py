@@ -169,14 +169,17 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
     busy = cpu.busy() if cpu is not None else None
     token.check()
     now = CpuNow(busy)
+    memory = cpu.memory if cpu is not None else None
 
     def replan(extra: Mapping[str, Correction]) -> LaunchPlan:
-        nonlocal now
+        nonlocal now, memory
         token.check()
         result = plan(model, hardware, wishes, combine(stored, extra), workers=lent, cpu=now)
-        if cpu is not None and cpu.memory is not None and now.remembered is None:
-            # The shape includes the layers left on the CPU, known once planned.
-            remembered = cpu.memory.lookup(thread_shape(result), busy)
+        if memory is not None:
+            # Looked up once, after the first plan: the shape includes the layers left on the
+            # CPU, known once planned (the dry run's replans keep what was found).
+            remembered = memory.lookup(thread_shape(result), busy)
+            memory = None
             if remembered is not None:
                 now = CpuNow(busy, remembered)
                 result = plan(model, hardware, wishes, combine(stored, extra), workers=lent,

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.remote.servers import Server, ServerFormError
 from app.services.protocols import RemoteLike
-from app.ui.common import plain_label, set_text_color, text_color
+from app.ui.common import ask, plain_label, set_text_color, text_color
 
 _ERROR_HUE = "#d0342c"
 _ID_ROLE = Qt.ItemDataRole.UserRole
@@ -35,12 +35,6 @@ INTRO = ("Servers that speak the OpenAI API: another computer running Hearth, ll
          "LM Studio, Ollama, vLLM or an online service. Their models appear in the model picker, "
          "marked as remote. Hearth contacts a server only when you add it, refresh it, or chat "
          "with one of its models.")
-
-
-def _confirm(parent: QWidget, title: str, question: str) -> bool:
-    from app.ui.common import ask
-
-    return ask(parent, title, question)
 
 
 class ServersPanel(QWidget):
@@ -52,7 +46,7 @@ class ServersPanel(QWidget):
         it)."""
         super().__init__(parent)
         self._remote = remote
-        self._confirm = confirm or _confirm
+        self._confirm = confirm or ask
         self._editing: str | None = None  # the server the form edits; None: a new one
 
         self.intro = plain_label(INTRO, wrap=True, muted=True, selectable=False)
