@@ -102,8 +102,8 @@ def chosen() -> dict[str, Any]:
     """What this process serves with, for ``devices``, ``selftest`` and ``/runner/status``."""
     if _chosen is None:
         return {"name": "built-in", "backend": "", "path": ""}
-    return {k: _chosen[k] for k in ("name", "backend", "llama_cpp_python", "path", "min_driver")
-            if k in _chosen}
+    return {k: _chosen[k] for k in ("name", "backend", "llama_cpp_python", "path", "min_driver",
+                                    "cuda_major") if k in _chosen}
 
 
 def llama() -> ModuleType:

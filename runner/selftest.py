@@ -4,7 +4,9 @@ For every device the runtime sees, load a tiny generated model with all of it on
 (layers offloaded where the device is a GPU), generate a few tokens, and report per device:
 success, load time, tokens/s, how many layers really went to the device, and the error if any.
 A runtime that loads but cannot compute on a device (a driver too old, a missing kernel for
-this GPU) fails here in seconds, before a real model is planned on it.
+this GPU) fails here in seconds, before a real model is planned on it. A CUDA runtime is first
+checked against the NVIDIA driver (runner/nvidia.py): a missing or too old driver fails with one
+sentence naming it, as the JSON's ``error``, which the app shows unchanged.
 
 Exit status: 0 when every device passed, 1 when any failed, 2 when the runtime cannot load.
 """
@@ -148,9 +150,14 @@ def _generate(llama_cpp: Any, model: Any) -> float:
 
 def run() -> dict[str, Any]:
     """The whole self-test as JSON; raises DevicesError when the runtime cannot load."""
-    from runner import runtime
-    from runner.devices import list_devices
+    from runner import nvidia, runtime
+    from runner.devices import DevicesError, list_devices
 
+    # Before llama.cpp loads the CUDA backend: without a driver new enough it would drop the
+    # GPU without a word, and the user would only see "no layer went to the device".
+    problem = nvidia.check_runtime(runtime.chosen())
+    if problem:
+        raise DevicesError(problem)
     found = list_devices()
     gpus = [d for d in found["devices"] if d["type"] in _GPU_TYPES]
     results = []

@@ -1,5 +1,8 @@
 """``hearth plan MODEL [--ctx N] [--hardware REPORT.json [--runner-json DEVICES.json]] [--json]``.
 
+``--gpu-budget-mib N`` plans each GPU as if it had N MiB (``Wishes.gpu_budget``), so a GPU check
+on a big card can test partial offload; ``--n-cpu-moe N`` pins the MoE experts kept on the CPU.
+
 Prints the plan, its per-device breakdown and its reasons. It plans exactly as the window does
 (the same :func:`~app.loading.prepare.prepare_load`): for the devices this machine's runner build
 drives, with what earlier loads of the model measured, confirmed by the runner's dry run. With
@@ -65,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="never store the KV cache quantized")
     p.add_argument("--cpu-only", action="store_true")
     p.add_argument("--n-gpu-layers", type=int, default=None, help="pin the offloaded layers")
+    p.add_argument("--n-cpu-moe", type=int, default=None, metavar="N",
+                   help="pin the MoE experts on the CPU: the first N layers keep their expert "
+                        "tensors in system RAM")
+    p.add_argument("--gpu-budget-mib", type=int, default=None, metavar="N",
+                   help="plan each GPU as if it had N MiB (with what other programs use on it "
+                        "now): tests partial offload on a big card")
     p.add_argument("--flash-attn", choices=("on", "off", "auto"), default=None)
     p.add_argument("--cache-type-k", default=None)
     p.add_argument("--cache-type-v", default=None)
@@ -90,19 +99,30 @@ def _context(text: str) -> int | str:
     return n
 
 
+def _at_least(value: int | None, low: int, flag: str, example: str) -> int | None:
+    """``value`` checked against its floor; None stays None (the planner chooses)."""
+    if value is not None and value < low:
+        raise PlannerError(f"{flag} takes a whole number of at least {low} (e.g. {flag} "
+                           f"{example}), not {value}.")
+    return value
+
+
 def main(argv: list[str]) -> int:
     """Entry point for ``hearth plan``; returns the exit status (0 fits, 1 does not, 2 error;
     for hf:// addresses also 3 the Hub cannot be reached, 4 a token is missing or refused)."""
     args = build_parser().parse_args(argv)
     try:
+        budget_mib = _at_least(args.gpu_budget_mib, 1, "--gpu-budget-mib", "8192")
         wishes = Wishes(
             context=_context(args.ctx),  # type: ignore[arg-type]
             priority=args.priority,
             pins=Pins(n_gpu_layers=args.n_gpu_layers, flash_attn=args.flash_attn,
-                      cache_type_k=args.cache_type_k, cache_type_v=args.cache_type_v),
+                      cache_type_k=args.cache_type_k, cache_type_v=args.cache_type_v,
+                      n_cpu_moe=_at_least(args.n_cpu_moe, 0, "--n-cpu-moe", "10")),
             margin=args.margin_mib * (1 << 20),
             allow_quantized_kv=not args.no_quantized_kv,
             cpu_only=args.cpu_only,
+            gpu_budget=None if budget_mib is None else budget_mib * (1 << 20),
         )
         recorded = args.hardware is not None
         if recorded:

@@ -180,7 +180,7 @@ class TuningContext:
     @property
     def devices(self) -> list[Device]:
         """Every device a plan may use here: a plan for the CPU alone still shows the GPUs."""
-        return devices_for(self.hardware, self.wishes.margin)
+        return devices_for(self.hardware, self.wishes.margin, gpu_budget=self.wishes.gpu_budget)
 
     @property
     def fields(self) -> tuple[str, ...]:

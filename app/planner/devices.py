@@ -77,15 +77,33 @@ def worker_devices(workers: Sequence[WorkerDevice]) -> list[Device]:
     ) for k, w in enumerate(workers)]
 
 
+def budgeted(total: int, free: int, used_by_others: int, budget: int | None) -> tuple[int, int]:
+    """(total, free) of a card planned as if it had ``budget`` bytes (None: as it is).
+
+    The smaller card keeps the memory other programs use on the real one, so a busy desktop
+    GPU stays as tight under a budget as it would be in a card of that size.
+    """
+    if budget is None:
+        return total, free
+    small = min(total, budget)
+    return small, max(0, min(free, small - used_by_others))
+
+
 def devices_for(hardware: HardwareReport, margin: int, cpu_only: bool = False,
-                workers: Sequence[WorkerDevice] = ()) -> list[Device]:
-    """Workers' devices first, then this computer's GPUs (device order), then its RAM."""
+                workers: Sequence[WorkerDevice] = (),
+                gpu_budget: int | None = None) -> list[Device]:
+    """Workers' devices first, then this computer's GPUs (device order), then its RAM.
+
+    ``gpu_budget``: plan each of this computer's GPUs as a card of that many bytes
+    (:func:`budgeted`; ``Wishes.gpu_budget``); workers' devices are not shrunk.
+    """
     out: list[Device] = [] if cpu_only else worker_devices(workers)
     if not cpu_only:
         for g in choose_gpus(hardware):
+            total, free = budgeted(g.total, g.free, g.used_by_others, gpu_budget)
             out.append(Device(
-                name=g.name, kind="gpu", backend=g.backend, index=g.index, total=g.total,
-                free=g.free, used_by_others=g.used_by_others, reserve=margin, unified=g.unified,
+                name=g.name, kind="gpu", backend=g.backend, index=g.index, total=total,
+                free=free, used_by_others=g.used_by_others, reserve=margin, unified=g.unified,
                 llama_name=llama_device_name(g),
             ))
     mem = hardware.memory

@@ -115,7 +115,8 @@ def plan(model: ModelInfo, hardware: HardwareReport, wishes: Wishes | None = Non
     """
     wishes = wishes or Wishes()
     cpu_only = wishes.cpu_only or wishes.pins.n_gpu_layers == 0
-    devices = devices_for(hardware, wishes.margin, cpu_only=cpu_only, workers=workers)
+    devices = devices_for(hardware, wishes.margin, cpu_only=cpu_only, workers=workers,
+                          gpu_budget=wishes.gpu_budget)
     left_out = () if cpu_only else tuple(left_out_gpus(hardware))
     result = plan_for_devices(model, devices, thread_count(hardware), wishes, corrections,
                               left_out=left_out, cpu=cpu)
@@ -339,6 +340,9 @@ class _Search:
     # -- the search -------------------------------------------------------------------------------
 
     def run(self) -> LaunchPlan:
+        if self.w.gpu_budget is not None and any(not d.worker for d in self.gpus):
+            # First, so no one reads a plan for a shrunk card as one for the real card.
+            self.reasons.append(Reason("gpu_budget", {"budget": self.w.gpu_budget}))
         base = self.base_settings()
         grid = self.ctx_grid()
         if base.cache_type_v in QUANTIZED_KV and base.flash_attn != "on":

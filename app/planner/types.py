@@ -67,6 +67,12 @@ class Wishes:
 
     ``context``: a number of tokens (kept, layers move around it), "fit" (as much as fits, up to
     the training context, never below ``min_ctx``) or "max" (the training context).
+
+    ``gpu_budget`` (bytes; None: each card as it is): plan every GPU of this computer as a card of
+    ``min(total, gpu_budget)`` bytes on which other programs use what they use now, so its free
+    memory is at most the budget less their share, and the margin is kept within it. It lets a
+    big card test partial offload as if it were an 8 GB or 24 GB one. RPC workers' devices keep
+    their real size.
     """
 
     context: ContextWish = "fit"
@@ -76,6 +82,7 @@ class Wishes:
     min_ctx: int = 4096  # context floor for "fit"
     allow_quantized_kv: bool = True
     cpu_only: bool = False
+    gpu_budget: int | None = None
 
 
 @dataclass(frozen=True)

@@ -232,6 +232,9 @@ _WORDING: dict[str, Callable[[Params], str]] = {
                              f"{mib(p['compute'])} instead of {mib(p['compute_off'])}."),
     "threads": _threads,
     "reserve": _reserve,
+    "gpu_budget": lambda p: (f"Planned as if each GPU had {p['budget'] // MiB:,} MiB "
+                             "(--gpu-budget-mib): a test of partial offload, not the real size "
+                             "of the card."),
     "cache_estimated": lambda p: (f"The {p['architecture']} cache layout is estimated; the dry "
                                   "run checks it."),
     "pinned": lambda p: f"Pinned by you: {_pins(p['pins'])}.",

@@ -108,3 +108,52 @@ def test_hearth_plan_text_and_errors(capsys: pytest.CaptureFixture[str], llama8b
     bad = tmp_path / "notes.gguf"
     bad.write_text("not a model\n" * 20)
     assert main(["plan", str(bad), "--hardware", str(REPORTS / "rtx4090_24gb.json")]) == 2
+
+
+def test_hearth_plan_gpu_budget_and_experts_reach_the_wishes(
+        capsys: pytest.CaptureFixture[str], real_models: dict[str, ModelInfo]) -> None:
+    # An 80 GB H100 planned as an 8 GB card, as the GPU check tests partial offload.
+    h100 = str(REPORTS / "h100_80gb.json")
+    qwen = _file(real_models["Qwen2.5-32B-Instruct"])
+    rc, whole = _hearth_plan(capsys, qwen, "--hardware", h100)
+    rc8, small = _hearth_plan(capsys, qwen, "--hardware", h100, "--gpu-budget-mib", "8192")
+    assert rc == rc8 == 0
+    assert whole["settings"]["n_gpu_layers"] == 65 > small["settings"]["n_gpu_layers"] > 0
+    assert small["devices"][0]["total"] == 8192 << 20
+    assert small["reason_records"][0] == {"code": "gpu_budget", "params": {"budget": 8192 << 20}}
+    assert small["reasons"][0].startswith("Planned as if each GPU had 8,192 MiB")
+    assert small["runner_args"][small["runner_args"].index("--n-gpu-layers") + 1] == \
+        str(small["settings"]["n_gpu_layers"])
+
+    mixtral = _file(real_models["Mixtral-8x7B-Instruct-v0.1"])
+    rc, free = _hearth_plan(capsys, mixtral, "--hardware", h100)
+    rc4, pinned = _hearth_plan(capsys, mixtral, "--hardware", h100, "--n-cpu-moe", "4")
+    assert rc == rc4 == 0 and free["settings"]["n_cpu_moe"] == 0
+    assert pinned["settings"]["n_cpu_moe"] == 4
+    assert {"code": "pinned", "params": {"pins": {"n_cpu_moe": 4}}} in pinned["reason_records"]
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--gpu-budget-mib", "0", "--gpu-budget-mib takes a whole number of at least 1 (e.g. "
+                              "--gpu-budget-mib 8192), not 0."),
+    ("--gpu-budget-mib", "-8192", "--gpu-budget-mib takes a whole number of at least 1"),
+    ("--n-cpu-moe", "-1", "--n-cpu-moe takes a whole number of at least 0"),
+])
+def test_hearth_plan_refuses_a_bad_budget(flag: str, value: str, message: str,
+                                          capsys: pytest.CaptureFixture[str],
+                                          llama8b: ModelInfo) -> None:
+    from app.loading.cli import main as plan_main
+
+    rc = plan_main([_file(llama8b), "--hardware", str(REPORTS / "h100_80gb.json"), flag, value])
+    assert rc == 2
+    assert message in capsys.readouterr().err
+
+
+def test_hearth_plan_budget_must_be_a_number(capsys: pytest.CaptureFixture[str],
+                                             llama8b: ModelInfo) -> None:
+    from app.loading.cli import main as plan_main
+
+    with pytest.raises(SystemExit) as exited:  # argparse's own usage error
+        plan_main([_file(llama8b), "--gpu-budget-mib", "8GB"])
+    assert exited.value.code == 2
+    assert "--gpu-budget-mib: invalid int value: '8GB'" in capsys.readouterr().err
