@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Any
 
+from runner.limits import Limits, add_limit_flags, limits_from_args
 from runner.settings import LoadSettings, add_load_flags, is_loopback, settings_from_args
 
 log = logging.getLogger("runner")
@@ -55,11 +56,13 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--allow-remote", action="store_true",
                        help="allow binding a non-loopback interface (the key is still required)")
     serve.add_argument("--no-auth", action="store_true",
-                       help="serve without an API key (only when HEARTH_API_KEY is unset)")
+                       help="serve without an API key (only when HEARTH_API_KEY is unset, and "
+                            "only on a loopback --host)")
     serve.add_argument("--verbose", action="store_true", help="include llama.cpp's own log")
     serve.add_argument("--watch-stdin", action="store_true",
                        help="exit when standard input closes; the app that spawns the runner "
                             "sets this")
+    add_limit_flags(serve)
     sub.add_parser("probe", help="dry-run a load and print the memory it would need",
                    add_help=False)
     sub.add_parser("devices", help="print the devices this runner build can use", add_help=False)
@@ -127,6 +130,12 @@ def serve_main(args: argparse.Namespace) -> int:
                   "--allow-remote to do this on purpose (the API key is still required).",
                   args.host)
         return EXIT_BAD_ARGS
+    if key is None and not is_loopback(args.host):
+        # Anyone who can reach the address could use the model (and the machine's time) unseen.
+        log.error("refusing to listen on %s without an API key: --no-auth is for this computer "
+                  "only (a loopback --host). Set HEARTH_API_KEY to share the runner with other "
+                  "machines.", args.host)
+        return EXIT_BAD_ARGS
     settings = settings_from_args(args)
 
     try:
@@ -141,16 +150,17 @@ def serve_main(args: argparse.Namespace) -> int:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(json.dumps({"event": "listening", "url": f"http://{shown}:{port}"}), flush=True)
-    return _serve(sock, settings, key, watch_stdin=args.watch_stdin)
+    return _serve(sock, settings, key, watch_stdin=args.watch_stdin,
+                  limits=limits_from_args(args))
 
 
 def _serve(sock: socket.socket, settings: LoadSettings, key: str | None,
-           watch_stdin: bool = False) -> int:
+           watch_stdin: bool = False, limits: Limits | None = None) -> int:
     import uvicorn
 
     from runner.server import RunnerState, create_app
 
-    state = RunnerState(settings)
+    state = RunnerState(settings, limits)
     exit_code = [EXIT_OK]
 
     class _Server(uvicorn.Server):

@@ -50,6 +50,10 @@ class LoadError(EngineError):
         self.out_of_memory = out_of_memory
 
 
+class GrammarError(EngineError):
+    """llama.cpp could not parse a grammar; ``str()`` says why in a line (never the grammar)."""
+
+
 class ContextLengthExceeded(EngineError):
     def __init__(self, n_prompt: int, n_ctx: int) -> None:
         super().__init__(
@@ -106,6 +110,9 @@ class Job:
     warm_next_turn: bool = False  # a chat reply: decode the template's turn boundary after it
     logprobs: int | None = None  # None: off (the fast path); n: also the n likeliest tokens
     on_logprob: LogprobSink | None = None
+    # A sampler chain made by make_sampler off the scheduler thread (a grammar's parse can take
+    # a while); the slot owns it once started. None: the scheduler makes one (cheap, no grammar).
+    sampler: Any = None
     cancelled: bool = False  # set from any thread; read once per step
     submitted: float = field(default_factory=time.perf_counter)
 
@@ -306,11 +313,11 @@ class Model:
                 self.n_vocab, s.repeat_last_n, s.repeat_penalty, s.frequency_penalty,
                 s.presence_penalty))
         if s.grammar:
-            grammar = llama_cpp.llama_sampler_init_grammar(self.vocab, s.grammar.encode(), b"root")
-            if not grammar:
+            try:
+                add(chain, self._grammar_sampler(s.grammar))
+            except GrammarError:
                 llama_cpp.llama_sampler_free(chain)
-                raise EngineError("The grammar for this response format could not be parsed.")
-            add(chain, grammar)
+                raise
         if s.temperature <= 0:
             add(chain, llama_cpp.llama_sampler_init_greedy())
             return chain
@@ -324,6 +331,34 @@ class Model:
         seed = s.seed if s.seed >= 0 else int.from_bytes(os.urandom(4), "little")
         add(chain, llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
         return chain
+
+    def _grammar_sampler(self, gbnf: str) -> Any:
+        """llama.cpp's grammar sampler. Its parser recurses once per nested group: call this on a
+        thread with a deep stack (runner.grammar.GrammarWorker), with the grammar bounded."""
+        from runner.grammar import split_parse_dump
+
+        reason = ""
+
+        def without_dump(text: str) -> str:
+            nonlocal reason
+            reason, rest = split_parse_dump(text, gbnf)
+            return rest
+
+        with llamalog.capture() as lines, llamalog.stderr_captured(without_dump):
+            sampler = llama_cpp.llama_sampler_init_grammar(self.vocab, gbnf.encode(), b"root")
+        if sampler:
+            return sampler
+        reason = reason or last_error(lines) or "unknown reason"
+        log.warning("llama.cpp could not parse a grammar of %d bytes: %s", len(gbnf), reason,
+                    extra={"event": "grammar_refused"})
+        raise GrammarError(f"llama.cpp could not parse the grammar made from this request: "
+                           f"{reason}")
+
+    @staticmethod
+    def free_sampler(sampler: Any) -> None:
+        """Free a chain from make_sampler that no slot took (its request went away)."""
+        if sampler is not None:
+            llama_cpp.llama_sampler_free(sampler)
 
     @staticmethod
     def penalties_sampler(chain: Any, s: Sampling) -> Any:
@@ -444,6 +479,8 @@ class Scheduler:
         rest: list[Job] = []
         for job in waiting:  # FIFO: the oldest waiting job gets the first free slot
             if job.cancelled:
+                self.model.free_sampler(job.sampler)
+                job.sampler = None
                 job.on_done("cancelled", Usage(len(job.prompt), 0, 0))
                 continue
             free = [s for s in self.slots if s.job is None]
@@ -462,7 +499,10 @@ class Scheduler:
 
     def _start(self, slot: _Slot, job: Job) -> None:
         m = self.model
-        sampler = m.make_sampler(job.sampling)  # may refuse (bad grammar): before touching the KV
+        # A grammar's chain comes made (off this thread); made here it may refuse (bad grammar):
+        # either way, before touching the KV cache.
+        sampler = job.sampler if job.sampler is not None else m.make_sampler(job.sampling)
+        job.sampler = None
         keep = _common_prefix(slot.tokens, job.prompt) if job.cache_prompt else 0
         if keep == len(job.prompt):
             keep -= 1  # decode at least one token so there are logits to sample from

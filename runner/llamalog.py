@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import os
+import sys
+import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 log = logging.getLogger("llama.cpp")
 
@@ -78,3 +82,49 @@ def last_error(lines: list[str]) -> str:
         if "error" in low or "failed" in low or "out of memory" in low:
             return line.strip()
     return ""
+
+
+@dataclass
+class Captured:
+    text: str = ""
+
+
+_stderr_lock = threading.Lock()
+
+
+@contextmanager
+def stderr_captured(keep: Callable[[str], str] = lambda text: text) -> Iterator[Captured]:
+    """What is written to the process's stderr inside the block, in ``Captured.text``.
+
+    A few llama.cpp failures bypass the log callback and ``fprintf`` to stderr themselves (a
+    grammar it cannot parse, written out whole). The file descriptor is process-wide, so whatever
+    other threads write meanwhile lands here too: ``keep(text)`` is written back to stderr after
+    the block, so nothing but what the caller drops is lost. One capture at a time.
+    """
+    captured = Captured()
+    with _stderr_lock:
+        try:
+            sys.stderr.flush()
+            saved = os.dup(2)
+        except (OSError, ValueError, AttributeError):  # no stderr to borrow: capture nothing
+            yield captured
+            return
+        with tempfile.TemporaryFile() as spool:
+            try:
+                os.dup2(spool.fileno(), 2)
+                yield captured
+            finally:
+                try:
+                    sys.stderr.flush()
+                except (OSError, ValueError, AttributeError):
+                    pass
+                os.dup2(saved, 2)
+                os.close(saved)
+                spool.seek(0)
+                captured.text = spool.read().decode("utf-8", errors="replace")
+                _write_all(2, keep(captured.text).encode("utf-8", errors="replace"))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]

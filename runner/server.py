@@ -11,10 +11,12 @@ import asyncio
 import hmac
 import json
 import logging
+import math
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 from fastapi import FastAPI, Request
@@ -23,6 +25,8 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from runner.grammar import GrammarInvalid, GrammarRefused, GrammarWorker, check_schema, schema_grammar
+from runner.limits import Limits
 from runner.settings import LoadSettings
 from runner.turn_formats import guess_format
 
@@ -133,8 +137,10 @@ MAX_EMBED_INPUTS = 2048  # OpenAI's own limit per request
 class RunnerState:
     """What the runner is doing: loading, ready or failed; and the engine once ready."""
 
-    def __init__(self, settings: LoadSettings) -> None:
+    def __init__(self, settings: LoadSettings, limits: Limits | None = None) -> None:
         self.settings = settings
+        self.limits = limits or Limits()
+        self._grammars: GrammarWorker | None = None
         self.status: Literal["loading", "ok", "error"] = "loading"
         self.progress = 0.0
         self.message = ""
@@ -193,6 +199,12 @@ class RunnerState:
     def fail(self, message: str) -> None:
         self.message = message
         self.status = "error"
+
+    def grammars(self) -> GrammarWorker:
+        """The thread that builds this runner's grammars (started at the first one)."""
+        if self._grammars is None:
+            self._grammars = GrammarWorker()
+        return self._grammars
 
 
 class ApiError(Exception):
@@ -311,7 +323,7 @@ def create_app(state: RunnerState, key: str | None) -> Any:
         add_bos = state.add_bos and not (state.bos_text and prompt.startswith(state.bos_text))
         tokens = state.model.tokenize(prompt, add_bos=add_bos, special=True)
         max_tokens = body.max_completion_tokens or body.max_tokens
-        grammar = tool_grammar or _grammar_for(body.response_format)
+        grammar = tool_grammar or _format_grammar(body.response_format, state.limits)
         logprobs = (body.top_logprobs or 0) if body.logprobs else None
         return await _generate(state, request, body, tokens, max_tokens, chat=True,
                                grammar=grammar, logprobs=logprobs, tools=tool_stream)
@@ -428,6 +440,7 @@ def runner_status(state: RunnerState) -> dict[str, Any]:
         "uptime_s": round(time.time() - state.started, 3),
         "build": state.build,
         "devices": state.devices,
+        "limits": state.limits.to_json(),
     }
     if state.scheduler is not None:
         sched = state.scheduler
@@ -505,8 +518,8 @@ def _require_ready(state: RunnerState) -> None:
                        "model_load_failed")
 
 
-def _tool_setup(state: RunnerState, body: ChatRequest,
-                tools: list[dict[str, Any]] | None) -> tuple[Any, str | None]:
+def _tool_setup(state: RunnerState, body: ChatRequest, tools: list[dict[str, Any]] | None
+                ) -> tuple[Any, GrammarSource | None]:
     """The tool-call reader for this request, and a grammar when a call is required."""
     if not tools or body.tool_choice == "none":
         return None, None
@@ -521,16 +534,20 @@ def _tool_setup(state: RunnerState, body: ChatRequest,
     only = body.tool_choice.function.name if isinstance(body.tool_choice, NamedToolChoice) else None
     if only is not None and only not in names:
         raise ApiError(400, f"tool_choice names {only!r}, which is not among the tools sent.")
-    grammar = None
-    if only is not None or body.tool_choice == "required":
-        from llama_cpp.llama_grammar import json_schema_to_gbnf
+    if only is None and body.tool_choice != "required":
+        return ToolStream(fmt, names), None
+    limits = state.limits
 
-        try:
-            call = json_schema_to_gbnf(json.dumps(forced_call_schema(tools, fmt, only)))
-        except Exception as exc:
-            raise ApiError(400, f"The tools' parameters could not be turned into a grammar: {exc}",
-                           code="invalid_tool_schema") from None
-        grammar = wrap_grammar(call, fmt)
+    def grammar() -> str:
+        with _grammar_errors("invalid_tool_schema"):
+            # Each tool's own parameters first, so a refusal names the tool it is in.
+            for i, tool in enumerate(tools):
+                check_schema(tool["function"].get("parameters") or {}, limits,
+                             f"tools[{i}].function.parameters")
+            call = schema_grammar(forced_call_schema(tools, fmt, only), limits,
+                                  "the tools' parameters")
+        return wrap_grammar(call, fmt)
+
     return ToolStream(fmt, names), grammar
 
 
@@ -579,20 +596,63 @@ def _template_call(call: Any) -> Any:
     return call
 
 
-def _grammar_for(fmt: ResponseFormat | None) -> str | None:
-    """A GBNF grammar that makes the model's output valid JSON (of the schema, when given)."""
+# Makes a request's GBNF grammar; runs on the grammar thread, never on the event loop.
+GrammarSource = Callable[[], str]
+
+
+def _format_grammar(fmt: ResponseFormat | None, limits: Limits) -> GrammarSource | None:
+    """A grammar that makes the model's output valid JSON (of the schema, when given)."""
     if fmt is None or fmt.type == "text":
         return None
-    from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
+    from llama_cpp.llama_grammar import JSON_GBNF
 
     schema = fmt.json_schema.schema_ if fmt.json_schema else None
     if fmt.type == "json_object" or not schema:
-        return JSON_GBNF
+        return lambda: str(JSON_GBNF)
+
+    def grammar() -> str:
+        with _grammar_errors("invalid_json_schema"):
+            return schema_grammar(schema, limits, "response_format.json_schema.schema")
+
+    return grammar
+
+
+@contextmanager
+def _grammar_errors(invalid_code: str) -> Iterator[None]:
+    """A schema's grammar refused: the request's fault, a 400 that says why."""
     try:
-        return json_schema_to_gbnf(json.dumps(schema))
-    except Exception as exc:
-        raise ApiError(400, f"response_format.json_schema could not be turned into a grammar: {exc}",
-                       code="invalid_json_schema") from None
+        yield
+    except GrammarRefused as exc:
+        log.info("grammar refused: %s", exc, extra={"event": "grammar_refused"})
+        raise ApiError(400, str(exc), code="grammar_too_large") from None
+    except GrammarInvalid as exc:
+        raise ApiError(400, str(exc), code=invalid_code) from None
+
+
+async def _grammar_sampler(state: RunnerState, sampling: Any, grammar: GrammarSource) -> Any:
+    """The request's sampler chain with its grammar, made on the grammar thread: converting a
+    schema and parsing its grammar are neither the event loop's work nor the scheduler's."""
+    from runner.engine import GrammarError
+
+    model = state.model
+
+    def build() -> Any:
+        sampling.grammar = grammar()
+        return model.make_sampler(sampling)
+
+    future = state.grammars().submit(build)
+    try:
+        return await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        # The client left: a chain finished after this point has no job to own it.
+        future.add_done_callback(
+            lambda f: model.free_sampler(f.result()) if not f.cancelled() and
+            f.exception() is None else None)
+        raise
+    except GrammarError as exc:
+        raise ApiError(400, f"{exc}. The schema may use a regular-expression feature grammars "
+                            "lack (such as \\d or \\w in a pattern: write [0-9] or "
+                            "[A-Za-z0-9_]).", code="invalid_grammar") from None
 
 
 def _sampling(body: _Sampling, n_vocab: int) -> Any:
@@ -623,6 +683,10 @@ def _sampling(body: _Sampling, n_vocab: int) -> Any:
                 raise ApiError(400, f"logit_bias keys must be token ids, got {tok!r}.") from None
             if not 0 <= t < n_vocab:
                 raise ApiError(400, f"logit_bias token {t} is outside the vocabulary (0..{n_vocab - 1}).")
+            if not math.isfinite(value):
+                # NaN would pass the clamp below as +100: the token forced, silently.
+                raise ApiError(400, f"logit_bias for token {t} is {value}; send a number from "
+                                    "-100 to 100.")
             bias[t] = max(-100.0, min(100.0, value))
         s.logit_bias = bias
     return s
@@ -663,7 +727,7 @@ def _logprobs_field(entries: list[dict[str, Any]], chat: bool) -> dict[str, Any]
 
 
 async def _generate(state: RunnerState, request: Request, body: _Sampling, tokens: list[int],
-                    max_tokens: int | None, chat: bool, grammar: str | None = None,
+                    max_tokens: int | None, chat: bool, grammar: GrammarSource | None = None,
                     logprobs: int | None = None, tools: Any = None) -> Response:
     from runner.engine import ContextLengthExceeded, EngineError, Job
 
@@ -685,12 +749,12 @@ async def _generate(state: RunnerState, request: Request, body: _Sampling, token
     sampling = _sampling(body, state.model.n_vocab)
     if body.seed is None:
         sampling.seed = state.settings.seed  # --seed is the default for requests without one
-    sampling.grammar = grammar
+    sampler = await _grammar_sampler(state, sampling, grammar) if grammar is not None else None
     job = Job(prompt=tokens, on_text=on_text, on_done=on_done, on_error=on_error,
               max_tokens=max_tokens, sampling=sampling,
               stop=tuple(stops), ignore_eos=body.ignore_eos and grammar is None,
               cache_prompt=body.cache_prompt, logprobs=logprobs,
-              warm_next_turn=chat and body.cache_prompt)
+              warm_next_turn=chat and body.cache_prompt, sampler=sampler)
     if logprobs is not None:
         def put_logprob(item: Any) -> None:
             add(put, item)
@@ -699,8 +763,10 @@ async def _generate(state: RunnerState, request: Request, body: _Sampling, token
     try:
         state.scheduler.submit(job)
     except ContextLengthExceeded as exc:
+        state.model.free_sampler(sampler)
         raise ApiError(400, str(exc), code="context_length_exceeded") from None
     except EngineError as exc:
+        state.model.free_sampler(sampler)
         raise ApiError(400, str(exc)) from None
 
     rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
