@@ -22,9 +22,10 @@ fatbinary, nvlink, ptxas), NVVM, the runtime, CRT headers, CCCL and cuBLAS all c
 from the package registry and unpack into a toolkit folder that CMake takes as it is, plus a
 link-time stub of the driver library (``libcuda.so``, made here from ``cuda.h``; the real one
 comes with the driver). The CUDA 12 ``nvidia-cuda-nvcc-cu12`` wheels hold ptxas, NVVM and
-headers but no ``nvcc`` (12.9.86 and every 12.x before it), so ``cuda12`` needs a system
-toolkit. What a CUDA runtime needs at run time (the CUDA runtime and cuBLAS, redistributable
-under NVIDIA's licence) is copied into its ``lib``: only the driver comes from the system.
+headers but no ``nvcc`` (12.1.105, 12.4.131, 12.6.85, 12.8.93 and 12.9.86 checked), so
+``cuda12`` needs a system toolkit. What a CUDA runtime needs at run time (the CUDA runtime and
+cuBLAS, redistributable under NVIDIA's licence) is copied into its ``lib``: only the driver
+comes from the system.
 
 A runtime is built from the llama.cpp that the installed llama-cpp-python vendors (its source
 distribution, fetched once with pip into the cache), so the Python bindings and the libraries
@@ -433,7 +434,9 @@ def _collect(work: Path, lib: Path) -> None:
         for path in sorted(folder.rglob("*")):
             if path.is_dir() or not re.search(r"\.(so(\.[\d.]+)?|dylib|dll)$", path.name):
                 continue
-            if not (path.name.startswith(("libllama", "libggml", "llama", "ggml"))):
+            # libmtmd (images, audio) and llama-server's own libraries where they were built.
+            if not (path.name.startswith(("libllama", "libggml", "libmtmd", "llama", "ggml",
+                                          "mtmd"))):
                 continue
             dest = lib / path.name
             if dest.exists() or dest.is_symlink():

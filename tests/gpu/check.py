@@ -184,7 +184,8 @@ def prepare_env(args: argparse.Namespace) -> Env:
     work.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONUNBUFFERED="1", HEARTH_HOME=str(work / "home"))
     paths = [str(ROOT)]
-    wheels = sorted((CARRY / "wheels").glob("*.whl"))
+    # What was carried is for the GPU machine's Python; a rehearsal runs with this checkout's.
+    wheels = [] if args.rehearse else sorted((CARRY / "wheels").glob("*.whl"))
     if wheels:
         site = work / "site"
         if not site.exists():
@@ -192,7 +193,7 @@ def prepare_env(args: argparse.Namespace) -> Env:
                                    "--no-deps", "--no-compile", "--target", str(site),
                                    *map(str, wheels)])
         paths.append(str(site))
-    if (CARRY / "py").is_dir():
+    if (CARRY / "py").is_dir() and not args.rehearse:
         paths.append(str(CARRY / "py"))
     env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     runtime: Path | None = Path(args.runtime).resolve() if args.runtime else None
@@ -372,12 +373,12 @@ class Server:
     """A runner or llama-server child on a free loopback port, with an API key."""
 
     def __init__(self, cmd: list[str], env: dict[str, str], key: str, log: Path,
-                 port: int | None = None) -> None:
+                 port: int | None = None, cwd: Path = ROOT) -> None:
         self.key = key
         self.log = log.open("w")
         self.port = port
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, env=env,
-                                     cwd=ROOT, text=True, start_new_session=True)
+                                     cwd=cwd, text=True, start_new_session=True)
 
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -516,8 +517,11 @@ def measure_case(env: Env, model: Model, path: str, case: Case, index: int) -> d
         out["allocated"] = {d["device"]: {k: d.get(k, 0) for k in ("weights", "kv", "compute",
                                                                   "output")} for d in memory}
         loaded = gpu_memory(server.proc.pid)
-        _, pieces, _, _ = server.stream({"messages": [{"role": "user", "content": "hello"}],
-                                         "max_tokens": 8, "ignore_eos": True, "stream": True})
+        # A prompt longer than a micro-batch: the backend's pools grow to what prompt
+        # processing needs, as in a real first chat.
+        _, pieces, _, _ = server.stream({
+            "messages": [{"role": "user", "content": _prompt(700, index)}],
+            "max_tokens": 8, "ignore_eos": True, "stream": True})
         after = gpu_memory(server.proc.pid)
         out["generated"] = pieces
         out["loaded"] = pieces > 0
@@ -614,7 +618,9 @@ def step_speed(env: Env, paths: dict[str, Any], rehearse: bool) -> dict[str, Any
         if env.llama_server is not None:
             cmd = [str(env.llama_server), *args, "--port", str(port), "--host", "127.0.0.1",
                    "--api-key", key, "--no-webui", "-a", "m"]
-            return Server(cmd, env.env, key, env.work / "speed-native.log", port=port)
+            # ggml looks for its backend modules beside the program and in the working folder.
+            return Server(cmd, env.env, key, env.work / "speed-native.log", port=port,
+                          cwd=env.runtime / "lib" if env.runtime else ROOT)
         # Rehearsing without llama-server: a second runner stands in, so this code runs.
         return Server(env.runner("serve", *args, "--port", str(port), "--alias", "m"),
                       dict(env.env, HEARTH_API_KEY=key), key, env.work / "speed-native.log",
@@ -740,6 +746,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("out", type=Path, help="where the JSON and Markdown reports go")
     p.add_argument("--rehearse", action="store_true",
                    help="no GPU: the CPU build, tiny models, the same steps and report")
+    p.add_argument("--tiny-models", action="store_true",
+                   help="the rehearsal's tiny models on the GPU path (the carried runtime and "
+                        "wheels): checks a carry here before a GPU machine's time is spent")
     p.add_argument("--runtime", help="a runtime folder (default: the carried one; rehearsing: "
                                      "llama-cpp-python's own build)")
     p.add_argument("--llama-server", help="a native llama-server (default: the runtime's bin/)")
@@ -750,6 +759,7 @@ def main(argv: list[str] | None = None) -> int:
     report = Report(args.out, args.rehearse)
     report.data["rehearse"] = args.rehearse
     deadline = report.started + args.budget_s
+    tiny = args.rehearse or args.tiny_models
     try:
         env = prepare_env(args)
     except Exception as exc:  # (nothing else can run: report why)
@@ -758,17 +768,16 @@ def main(argv: list[str] | None = None) -> int:
     report.step("prepare", {"runtime": str(env.runtime), "llama_server": str(env.llama_server)},
                 time.monotonic() - report.started)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        writing = pool.submit(write_models, env.work, args.rehearse)
+        writing = pool.submit(write_models, env.work, tiny)
         timed(report, "environment", lambda: step_environment(env))
         timed(report, "self-test", lambda: step_selftest(env))
         timed(report, "fixtures", lambda: step_fixtures(env, args.out))
         paths = timed(report, "models", writing.result)
     if "error" in paths:
         return 1
-    cases = timed(report, "cases", lambda: step_cases(env, paths, args.rehearse,
-                                                      deadline - 60, report))
+    cases = timed(report, "cases", lambda: step_cases(env, paths, tiny, deadline - 60, report))
     report.data.get("steps", {}).pop("cases (in progress)", None)
-    timed(report, "speed", lambda: step_speed(env, paths, args.rehearse))
+    timed(report, "speed", lambda: step_speed(env, paths, tiny))
     report.write()
     ok = isinstance(cases, list) and all(c.get("loaded") for c in cases)
     print(f"report: {args.out / 'gpu-check.md'}", flush=True)
