@@ -12,7 +12,13 @@ Freezes the app first (installers/freeze.py, with the dev virtual environment's 
   Debian's file triggers (desktop-file-utils, hicolor-icon-theme, shared-mime-info) refresh the
   menus and icon caches, and ``dpkg -r`` removes every file the package brought.
 - ``hearth-runtime-cuda12_<version>_<arch>.deb`` (and cuda13), when that runtime was built: it
-  adds /opt/hearth/runtimes/cuda12, where the app finds it at its next start.
+  adds /opt/hearth/runtimes/cuda12, where the app finds it at its next start. The CUDA runtime
+  and cuBLAS travel inside it (installers/build_runtime.py copies them from NVIDIA's wheels;
+  Debian has no package of them to depend on): only the driver's libcuda.so.1 comes from the
+  system. Its copyright file says under which terms NVIDIA's libraries are redistributed.
+
+A runtime is packaged as the app reads it, ``manifest.json`` and ``lib/``: whatever else its
+folder holds (``bin/llama-server``, built for benchmarks) stays out.
 
 The user's models, conversations and settings live in their home folder and stay on removal.
 """
@@ -20,10 +26,12 @@ The user's models, conversations and settings live in their home folder and stay
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import stat
 import subprocess
 import sys
+import textwrap
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +53,20 @@ HOMEPAGE = "https://github.com/hearth-app/hearth"
 LAUNCHER = """#!/bin/sh
 exec "$(dirname "$(readlink -f "$0")")/../../{prefix}/{program}" "$@"
 """
+
+# What a runtime is (runner/runtime.py reads no more): anything else in its folder is a build's
+# leftover, such as the llama-server that build_runtime.py --with-server puts in bin/.
+RUNTIME_PARTS = ("manifest.json", "lib")
+
+APP_COPYRIGHT = (
+    "Hearth: MIT License. Bundled: Python (PSF License), Qt and PySide6 (LGPLv3), llama.cpp "
+    "and llama-cpp-python (MIT), and the Python packages listed in the app's folder.\n")
+
+# NVIDIA's libraries a CUDA runtime carries (build_runtime.CUDA_RUNTIME_LIBS), by file name
+# prefix, with the component's name in Attachment A of the CUDA Toolkit EULA.
+NVIDIA_LIBRARIES = {"libcudart.so": "CUDA Runtime", "libcublas.so": "CUDA BLAS Library",
+                    "libcublasLt.so": "CUDA BLAS Library"}
+NVIDIA_EULA = "https://docs.nvidia.com/cuda/eula/index.html"
 
 MIME_XML = """<?xml version="1.0" encoding="UTF-8"?>
 <mime-info xmlns="http://www.freedesktop.org/standards/shared-mime-info">
@@ -107,9 +129,15 @@ def control(pkg: Package, installed_kb: int) -> str:
 def stage_app(frozen: Path, staging: Path, runtimes: list[str]) -> None:
     """The main package's tree: /opt/hearth without CUDA runtimes, launchers, menu entry."""
     dest = staging / PREFIX
-    shutil.copytree(frozen, dest, symlinks=True,
-                    ignore=lambda d, names: [n for n in names
-                                             if Path(d) == frozen / "runtimes" and n not in runtimes])
+
+    def leave_out(folder: str, names: list[str]) -> list[str]:
+        if Path(folder) == frozen / "runtimes":
+            return [n for n in names if n not in runtimes]
+        if Path(folder).parent == frozen / "runtimes":
+            return [n for n in names if n not in RUNTIME_PARTS]
+        return []
+
+    shutil.copytree(frozen, dest, symlinks=True, ignore=leave_out)
     bin_dir = staging / "usr" / "bin"
     bin_dir.mkdir(parents=True)
     for program in ("hearth", "hearth-runner"):
@@ -129,20 +157,52 @@ def stage_app(frozen: Path, staging: Path, runtimes: list[str]) -> None:
     shutil.copy2(icons / "hearth.svg", scalable / "hearth.svg")
     (share / "mime" / "packages").mkdir(parents=True)
     (share / "mime" / "packages" / "hearth.xml").write_text(MIME_XML)
-    _docs(staging, "hearth")
+    _docs(staging, "hearth", APP_COPYRIGHT)
 
 
 def stage_runtime(frozen: Path, staging: Path, name: str) -> None:
-    shutil.copytree(frozen / "runtimes" / name, staging / PREFIX / "runtimes" / name, symlinks=True)
-    _docs(staging, f"hearth-runtime-{name}")
+    """A runtime package's tree: the runtime's manifest and libraries, its copyright file."""
+    source = frozen / "runtimes" / name
+    dest = staging / PREFIX / "runtimes" / name
+    dest.mkdir(parents=True)
+    shutil.copy2(source / "manifest.json", dest / "manifest.json")
+    shutil.copytree(source / "lib", dest / "lib", symlinks=True)
+    _docs(staging, f"hearth-runtime-{name}", runtime_copyright(name, dest))
 
 
-def _docs(staging: Path, package: str) -> None:
+def runtime_copyright(name: str, runtime: Path) -> str:
+    """The copyright file of a runtime package: llama.cpp's licence, and for NVIDIA's libraries
+    in the runtime's ``lib`` where they came from and the terms they are redistributed under."""
+    paragraphs = [
+        f"hearth-runtime-{name}: llama.cpp built for Hearth ({name}).",
+        "llama.cpp and ggml (libllama, libggml and the ggml backend modules): MIT License, "
+        "Copyright (c) The ggml authors. Hearth: MIT License.",
+    ]
+    files = sorted(p.name for p in (runtime / "lib").iterdir() if not p.is_symlink())
+    found = {prefix: component for prefix, component in NVIDIA_LIBRARIES.items()
+             if any(f.startswith(prefix + ".") for f in files)}
+    if found:
+        nvidia = [f for f in files if f.startswith(tuple(p + "." for p in found))]
+        toolkit = json.loads((runtime / "manifest.json").read_text("utf-8")).get("toolkit")
+        origin = ("NVIDIA's Python wheels (nvidia-cuda-runtime, nvidia-cublas)"
+                  if toolkit == "wheels" else "the NVIDIA CUDA Toolkit the runtime was built with")
+        listed = "; ".join(f"{component}: {', '.join(p for p in found if found[p] == component)}"
+                           for component in dict.fromkeys(found.values()))
+        paragraphs.append(
+            f"NVIDIA libraries in /{PREFIX}/runtimes/{name}/lib: {', '.join(nvidia)}. "
+            f"Copyright NVIDIA Corporation. Copied unmodified from {origin} and redistributed "
+            "under the distribution terms of the NVIDIA CUDA Toolkit End User License Agreement "
+            f"({NVIDIA_EULA}), whose Attachment A lists them among the portions of the SDK that "
+            f"are distributable ({listed}). They are loaded only by Hearth's runner, through "
+            "llama.cpp's CUDA backend. The NVIDIA driver's library (libcuda.so.1) is not "
+            "included: it comes with the driver installed on the system.")
+    return "\n\n".join(textwrap.fill(p, 78, break_on_hyphens=False) for p in paragraphs) + "\n"
+
+
+def _docs(staging: Path, package: str, copyright_text: str) -> None:
     doc = staging / "usr" / "share" / "doc" / package
     doc.mkdir(parents=True)
-    (doc / "copyright").write_text(
-        "Hearth: MIT License. Bundled: Python (PSF License), Qt and PySide6 (LGPLv3), llama.cpp "
-        "and llama-cpp-python (MIT), and the Python packages listed in the app's folder.\n")
+    (doc / "copyright").write_text(copyright_text)
 
 
 def normalise_modes(staging: Path) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.dpkg import dpkg, empty_dpkg_root
 from tests.fixtures.models import TINY, model_path
 from tests.integration.conftest import REPO, openai_client, spawn_runner, stop_runner
 
@@ -43,22 +44,11 @@ class Installed:
     env: dict[str, str]
 
     def dpkg(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["dpkg", f"--root={self.root}", "--force-not-root",
-                               "--log=/dev/null", *args],
-                              capture_output=True, text=True, timeout=300)
+        return dpkg(self.root, *args)
 
     def files(self) -> list[Path]:
         return sorted(p for top in ("opt", "usr") for p in (self.root / top).rglob("*")
                       if not p.is_dir())
-
-
-def empty_dpkg_root(root: Path) -> None:
-    """A dpkg database with nothing installed, so the package installs as on a fresh system."""
-    admin = root / "var" / "lib" / "dpkg"
-    for sub in ("info", "updates", "triggers"):
-        (admin / sub).mkdir(parents=True)
-    for name in ("status", "available"):
-        (admin / name).touch()
 
 
 @pytest.fixture(scope="module")

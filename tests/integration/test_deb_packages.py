@@ -22,17 +22,24 @@ def build_deb() -> ModuleType:
     return load_script("linux/build_deb.py")
 
 
-def stand_in(frozen: Path) -> None:
+STAND_IN_RUNTIMES = (("cpu-portable", "cpu"), ("vulkan", "vulkan"), ("cuda12", "cuda"))
+
+
+def stand_in(frozen: Path, runtimes: tuple[tuple[str, str], ...] = STAND_IN_RUNTIMES) -> None:
+    """A folder shaped like freeze.py's: the two programs, _internal, and ``runtimes`` (name,
+    backend), each with a llama.cpp build's leftover (bin/llama-server) that no package ships."""
     for name in ("hearth", "hearth-runner"):
         (frozen / name).parent.mkdir(parents=True, exist_ok=True)
         (frozen / name).write_text("#!/bin/sh\n")
         (frozen / name).chmod(0o755)
     (frozen / "_internal").mkdir()
     (frozen / "_internal" / "libpython3.11.so.1.0").write_bytes(b"\x7fELF")
-    for name, backend in (("cpu-portable", "cpu"), ("vulkan", "vulkan"), ("cuda12", "cuda")):
+    for name, backend in runtimes:
         lib = frozen / "runtimes" / name / "lib"
         lib.mkdir(parents=True)
         (lib / "libllama.so").write_bytes(b"\x7fELF")
+        (lib.parent / "bin").mkdir()
+        (lib.parent / "bin" / "llama-server").write_bytes(b"\x7fELF")
         (lib.parent / "manifest.json").write_text(json.dumps(
             {"name": name, "backend": backend, "llama_cpp_python": "0.3.36",
              "cuda_major": 12 if backend == "cuda" else 0}))
@@ -61,6 +68,9 @@ def test_cuda_is_a_package_of_its_own_that_puts_its_runtime_where_the_app_looks(
     assert not any("cuda12" in f for f in main_files)
     assert "./opt/hearth/runtimes/cuda12/manifest.json" in cuda_files
     assert not any("cpu-portable" in f or f.endswith("/hearth") for f in cuda_files)
+    # A runtime is its manifest and lib/: a build's leftovers stay out of every package.
+    assert not any("/bin/llama-server" in f for f in main_files + cuda_files)
+    assert "./usr/share/doc/hearth-runtime-cuda12/copyright" in cuda_files
     fields = subprocess.run(["dpkg-deb", "--field", str(cuda), "Depends"], capture_output=True,
                             text=True, check=True).stdout
     assert fields.strip() == f"hearth (= {ver})"
