@@ -284,6 +284,7 @@ SEGMENT_LABELS = {
     "weights": "Weights",
     "kv": "KV cache",
     "compute": "Compute buffers",
+    "overhead": "The GPU runtime's own (CUDA context, cuBLAS, pools)",
     "shared": "GPU (shared memory)",
     "reserve": "Kept free",
 }
@@ -376,6 +377,8 @@ def device_bars(plan: LaunchPlan, devices: Sequence[Device] = (), pins: Pins | N
                 Segment("weights", SEGMENT_LABELS["weights"], u.weights),
                 Segment("kv", SEGMENT_LABELS["kv"], u.kv),
                 Segment("compute", SEGMENT_LABELS["compute"], u.compute)]
+        if u.overhead:
+            segs.append(Segment("overhead", SEGMENT_LABELS["overhead"], u.overhead))
         need = u.total
         if d.kind == "cpu" and shared:
             # A GPU whose memory is RAM (Apple Silicon, an iGPU) counts against both.

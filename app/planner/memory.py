@@ -32,9 +32,19 @@ KV_TYPES: dict[str, tuple[int, int]] = {
 }
 QUANTIZED_KV = {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1"}
 KV_PAD = 256
-# What a GPU backend's host-side buffer holds when every layer is offloaded (inputs, the
-# embeddings of one ubatch): an estimate; measured corrections refine it per device.
-_HOST_COMPUTE_FLOOR = 1 * MiB
+# Small host-side graph inputs (positions, ids, output indices) beside the masks and embeddings.
+_HOST_COMPUTE_FLOOR = 2 * MiB
+# What the CUDA backend holds on each GPU beyond llama.cpp's buffers: the context with its
+# loaded kernels, cuBLAS's handle and workspace, ggml's memory pool after a first prompt.
+# Measured with NVML on an H100 80GB (driver 580.159, CUDA 13.5 runtime, docs/gpu.md): 587–590
+# MiB after every load of four models, 12–18 MiB more for the pool once a 700-token prompt ran
+# on a dense model. Smaller cards need less (fewer SMs, a smaller context): this stays on the
+# safe side.
+CUDA_OVERHEAD = 608 * MiB
+# A GPU buffer aligns each tensor and pads a quantized tensor's last row (ggml-cuda's
+# MATRIX_ROW_PADDING): up to about 0.5 KiB per tensor, under 4 KiB per layer. The H100's buffers
+# were 20–67 KiB above the tensors' own bytes on 25–49 layers.
+GPU_LAYER_PADDING = 4 << 10
 # Small graph tensors (norm weights views, positions, ids) the phase formulas leave out.
 _GRAPH_SLACK = 16 * 1024
 
@@ -89,7 +99,9 @@ def compute_bytes(model: ModelInfo, s: Settings) -> int:
 
     ggml's allocator reuses memory, so the buffer is the largest of the graph's phases:
     the output (logits for a ubatch plus two activations), a feed-forward block with the
-    attention mask still alive, and without flash attention the attention scores.
+    attention mask still alive, and without flash attention the attention scores. On an H100
+    the same held within 3.1 % over (CUDA's output phase kept one activation for three of the
+    four shapes, two for gpt-oss).
     """
     t = min(s.n_ctx, s.n_ubatch)
     cells = pad(s.n_ctx)
@@ -106,10 +118,71 @@ def compute_bytes(model: ModelInfo, s: Settings) -> int:
     return max(output, layer, scores)
 
 
+def _mask_cells(model: ModelInfo, s: Settings) -> int:
+    """Cells of the attention masks a ubatch needs: the full cache's, plus the window's."""
+    cells = pad(s.n_ctx)
+    if not model.n_swa:
+        return cells
+    return cells + min(cells, pad(model.n_swa * max(1, s.parallel) + s.n_ubatch))
+
+
 def host_compute_bytes(model: ModelInfo, s: Settings) -> int:
-    """The CPU-side compute buffer when every layer runs on GPUs (an estimate)."""
+    """The CPU-side compute buffer when a CUDA GPU runs the layers' work.
+
+    It holds the graph's inputs before they are copied to the GPU: the attention masks (f16 with
+    flash attention, f32 without; one row per cell for each of the ubatch's tokens) and the
+    ubatch's embeddings. With part of the layers on the CPU, ggml still sends their large
+    matrix products to the GPU, so the same holds. Matched to the MiB on an H100 over 11 loads
+    (docs/gpu.md).
+    """
     t = min(s.n_ctx, s.n_ubatch)
-    return 4 * t * 2 * model.n_embd + _HOST_COMPUTE_FLOOR
+    masks = _mask_cells(model, s)
+    if flash_attn_on(s):
+        return 2 * t * masks + 8 * t * model.n_embd + _HOST_COMPUTE_FLOOR
+    return 4 * t * masks + 10 * t * model.n_embd + _HOST_COMPUTE_FLOOR
+
+
+def cuda_compute_bytes(model: ModelInfo, s: Settings) -> int:
+    """A CUDA GPU's compute buffer: the CPU's figure, or more with a quantized KV cache.
+
+    CUDA's flash attention kernels for a ubatch read K and V as f16: with a quantized cache the
+    graph holds an f16 copy of one layer's K and V (the largest layer's), the masks and a few
+    activations at once. Measured on an H100: Llama 3.1 8B, 131,072 cells of q8_0: 672 MiB
+    where the f16 cache needs 258 (docs/gpu.md); the CPU backend reads quantized K/V in place.
+    """
+    base = compute_bytes(model, s)
+    if not flash_attn_on(s) or not ({s.cache_type_k, s.cache_type_v} & QUANTIZED_KV):
+        return base
+    t = min(s.n_ctx, s.n_ubatch)
+    kv16 = max((kv_cells(model, layer, s) * layer.n_head_kv
+                * (layer.key_length + layer.value_length) * 2 for layer in model.layers),
+               default=0)
+    # Below that peak the graph still keeps a little more than with an f16 cache (0.8 MiB on
+    # gpt-oss-20b at 14,336 cells of q8_0).
+    return max(base + MiB, kv16 + 2 * t * _mask_cells(model, s) + 16 * t * model.n_embd
+               + 8 * _GRAPH_SLACK)
+
+
+def gpu_compute_bytes(model: ModelInfo, s: Settings, device: Device) -> int:
+    """The compute buffer of a GPU that holds layers."""
+    return cuda_compute_bytes(model, s) if device.backend == "cuda" else compute_bytes(model, s)
+
+
+def backend_overhead(model: ModelInfo, s: Settings, device: Device) -> int:
+    """Memory the GPU backend takes beyond llama.cpp's buffers (0 where not measured)."""
+    if device.kind != "gpu" or device.backend != "cuda":
+        return 0
+    extra = 0
+    t = min(s.n_ctx, s.n_ubatch)
+    if model.is_moe:
+        # The pool's expert-sorted copies of a ubatch's activations: gpt-oss-20b's first
+        # prompt grew it by 110–113 MiB where a dense model's grew by 12–18.
+        extra += 9 * t * max(1, model.n_expert_used) * (model.n_embd + model.n_ff_exp)
+    if not flash_attn_on(s):
+        # Without flash attention cuBLAS multiplies the scores by V from an f16 copy of one
+        # head's scores in the pool: 120 MiB more at 131,072 cells.
+        extra += 2 * t * pad(s.n_ctx)
+    return CUDA_OVERHEAD + extra
 
 
 def gpu_layer_counts(model: ModelInfo, s: Settings, n_gpus: int) -> list[int]:
@@ -159,6 +232,7 @@ def predict_counts(model: ModelInfo, s: Settings, devices: Sequence[Device],
     """Like :func:`predict` with explicit layers per GPU (device order, output layer last)."""
     n_gpus = len(counts)
     n_off = sum(counts)
+    gpu_devices = [d for d in devices if d.kind == "gpu"]
     start = model.n_layer + 1 - n_off
     owner: list[int] = [-1] * (model.n_layer + 1)  # -1: CPU
     il = start
@@ -187,19 +261,28 @@ def predict_counts(model: ModelInfo, s: Settings, devices: Sequence[Device],
     else:
         w[out] += model.output_bytes + model.tied_embd_bytes
         layers[out] += 1
+    for g in range(n_gpus):
+        if g < len(gpu_devices) and gpu_devices[g].backend == "cuda":
+            w[g] += GPU_LAYER_PADDING * layers[g]
 
     full = compute_bytes(model, s)
     comp = [0] * (n_gpus + 1)
+    extra = [0] * (n_gpus + 1)
     for g in range(n_gpus):
         # A GPU with layers runs their part of the graph. (With none, llama.cpp's op offload may
         # still borrow it for large batches; that buffer is not counted against the plan.)
         if counts[g] > 0:
-            comp[g] = full
-    comp[n_gpus] = host_compute_bytes(model, s) if (n_gpus and n_off == model.n_layer + 1) \
-        else full
+            comp[g] = gpu_compute_bytes(model, s, gpu_devices[g])
+        if g < len(gpu_devices):
+            extra[g] = backend_overhead(model, s, gpu_devices[g]) if counts[g] > 0 else 0
+    cuda_runs_layers = any(c > 0 and g < len(gpu_devices) and gpu_devices[g].backend == "cuda"
+                           for g, c in enumerate(counts))
+    if n_gpus and (n_off == model.n_layer + 1 or cuda_runs_layers):
+        comp[n_gpus] = host_compute_bytes(model, s)
+    else:
+        comp[n_gpus] = full
 
     usages: list[Usage] = []
-    gpu_devices = [d for d in devices if d.kind == "gpu"]
     cpu_device = next((d for d in devices if d.kind == "cpu"), None)
     ordered: list[Device | None] = [*gpu_devices[:n_gpus], cpu_device]
     for slot, device in enumerate(ordered):
@@ -210,5 +293,6 @@ def predict_counts(model: ModelInfo, s: Settings, devices: Sequence[Device],
         if corr is not None:
             k = int(k * corr.kv)
             c = int(c * corr.compute) + corr.compute_extra
-        usages.append(Usage(weights=w[slot], kv=k, compute=c, layers=layers[slot]))
+        usages.append(Usage(weights=w[slot], kv=k, compute=c, layers=layers[slot],
+                            overhead=extra[slot]))
     return usages

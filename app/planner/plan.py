@@ -24,7 +24,9 @@ from app.planner.devices import devices_for, left_out_gpus, thread_count
 from app.planner.memory import (
     QUANTIZED_KV,
     Correction,
+    backend_overhead,
     compute_bytes,
+    gpu_compute_bytes,
     layer_kv_bytes,
     offloaded,
     predict_counts,
@@ -249,11 +251,11 @@ class _Search:
 
     def gpu_fixed_cost(self, s: Settings, g: int) -> int:
         dev = self.gpus[g]
-        c = compute_bytes(self.m, s)
+        c = gpu_compute_bytes(self.m, s, dev)
         corr = self.corr.get(dev.llama_name or dev.name)
         if corr is not None:
             c = int(c * corr.compute) + corr.compute_extra
-        return c
+        return c + backend_overhead(self.m, s, dev)
 
     def fill(self, s: Settings, cap: int, n_cpu_moe: int) -> tuple[int, ...]:
         """Most layers (≤ cap) the GPUs hold: the last GPU takes the top layers, and so on."""

@@ -165,10 +165,13 @@ class Usage:
     kv: int = 0
     compute: int = 0
     layers: int = 0  # repeating layers (and the output layer) placed here
+    # The GPU backend's own memory beyond llama.cpp's buffers (CUDA's context, cuBLAS, pools):
+    # not in any buffer line, so never compared with the dry run.
+    overhead: int = 0
 
     @property
     def total(self) -> int:
-        return self.weights + self.kv + self.compute
+        return self.weights + self.kv + self.compute + self.overhead
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,7 @@ class DeviceBreakdown:
                 "weights": self.usage.weights,
                 "kv": self.usage.kv,
                 "compute": self.usage.compute,
+                "overhead": self.usage.overhead,
                 "total": self.usage.total,
             },
         }

@@ -23,6 +23,7 @@ COLORS = {
     "weights": "#3f7fd0",
     "kv": "#2aa37a",
     "compute": "#e0902a",
+    "overhead": "#b5653a",
     "shared": "#9a63c4",
     "reserve": "#bdbdbd",
 }
@@ -141,7 +142,7 @@ class MemoryLegend(QWidget):
         layout = QGridLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setHorizontalSpacing(6)
-        items = ("weights", "kv", "compute", "reserve", "others")
+        items = ("weights", "kv", "compute", "overhead", "reserve", "others")
         for i, kind in enumerate(items):
             swatch = QLabel()
             swatch.setFixedSize(12, 12)

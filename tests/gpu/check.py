@@ -82,6 +82,9 @@ def _cases(gpu: bool, moe_layers: int) -> dict[str, tuple[Case, ...]]:
     return {
         "dense": (full, Case("flash attention off", ("--flash-attn", "off")),
                   Case("KV cache q8_0", ("--cache-type-k", "q8_0", "--cache-type-v", "q8_0")),
+                  Case("KV cache q4_0, half the context",
+                       ("--cache-type-k", "q4_0", "--cache-type-v", "q4_0",
+                        "--ctx", "65536" if gpu else "4096")),
                   Case("as an 8 GB card", ("--gpu-budget-mib", "8192")),
                   Case("as a 24 GB card", ("--gpu-budget-mib", "24576"))),
         "moe": (full, Case("experts on the CPU", ("--n-cpu-moe", str(moe_layers))),
@@ -688,13 +691,16 @@ def case_rows(case: dict[str, Any]) -> list[str]:
         alloc = case.get("allocated", {}).get(dev, {})
         meas = sum(alloc.get(k, 0) for k in ("weights", "kv", "compute")) if alloc else 0
         nv = case.get("nvml", {}) if dev != "CPU" else {}
-        proc = nv.get("process_loaded")
+        proc = nv.get("process_after_generating")
+        buffers = pred["weights"] + pred["kv"] + pred["compute"]
+        card = (f"{_mib(pred['total'])} / {_mib(proc)} ({_err(pred['total'], proc)})"
+                if proc else "–")
         rows.append(
             f"| {name} | {setting} | {dev} | {_mib(pred['weights'])} / {_mib(alloc.get('weights'))}"
             f" | {_mib(pred['kv'])} / {_mib(dry.get('kv'))} / {_mib(alloc.get('kv'))}"
             f" | {_mib(pred['compute'])} / {_mib(dry.get('compute'))} / {_mib(alloc.get('compute'))}"
-            f" | {_mib(pred['total'])} / {_mib(meas)} | {_err(pred['total'], meas)}"
-            f" | {_mib(proc)} | {'yes' if case.get('loaded') else 'NO: ' + case.get('error', '')} |")
+            f" | {_mib(buffers)} / {_mib(meas)} | {_err(buffers, meas)} | {card}"
+            f" | {'yes' if case.get('loaded') else 'NO: ' + case.get('error', '')} |")
     return rows
 
 
@@ -703,8 +709,10 @@ def markdown(data: dict[str, Any]) -> str:
     mode = "rehearsal on the CPU" if data.get("rehearse") else "a real NVIDIA GPU"
     lines = [f"# Hearth's GPU check ({mode})", "",
              f"Total {data.get('total_s')} s. Each figure: predicted by the planner / llama.cpp's "
-             "dry run / allocated by the real load (MiB, from the runner's buffer lines); NVML: "
-             "what the runner's process held on the card (CUDA context, cuBLAS, pools included).",
+             "dry run / allocated by the real load (MiB, from the runner's buffer lines). The "
+             "whole card: the plan's total with the backend's own memory (CUDA's context, "
+             "cuBLAS, pools) against what NVML saw the runner's process hold after a first "
+             "prompt.",
              "", "| step | seconds | outcome |", "|---|---|---|"]
     for name, st in steps.items():
         res = st["result"]
@@ -720,8 +728,8 @@ def markdown(data: dict[str, Any]) -> str:
     cases = steps.get("cases", steps.get("cases (in progress)", {})).get("result") or []
     if cases:
         lines += ["", "## Memory per load", "",
-                  "| model · case | plan | device | weights | KV | compute | total (pred / "
-                  "alloc) | error | NVML process | loaded |",
+                  "| model · case | plan | device | weights | KV | compute | buffers (pred / "
+                  "alloc) | error | whole card: plan with CUDA's own / NVML (error) | loaded |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for case in cases:
             lines += case_rows(case)

@@ -30,7 +30,7 @@ def test_the_gpu_check_rehearses_every_step_and_writes_its_report(tmp_path: Path
     assert any(d["name"] == "CPU" for d in devices["devices"])
 
     cases = steps["cases"]["result"]
-    assert len(cases) == 11  # 5 dense, 3 MoE, 2 sliding window, 1 wide vocabulary
+    assert len(cases) == 12  # 6 dense, 3 MoE, 2 sliding window, 1 wide vocabulary
     for case in cases:
         assert case["loaded"], case
         cpu_pred, cpu_dry = case["predicted"]["CPU"], case["dry_run"]["CPU"]

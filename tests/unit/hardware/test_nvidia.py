@@ -107,3 +107,14 @@ def test_cuda_version_text() -> None:
     assert cuda_version_text(12040) == "12.4"
     assert cuda_version_text(11080) == "11.8"
     assert cuda_version_text(13000) == "13.0"
+
+
+def test_h100_as_the_gpu_check_recorded_it() -> None:
+    # tests/gpu/check.py wrote this recording on the lent machine (a Firecracker VM).
+    gpus, [status] = detect_nvidia(FakeNvml("h100"))
+    assert status.reason == "driver 580.159.04, 1 GPU"
+    [g] = gpus
+    assert g.name == "NVIDIA H100 80GB HBM3" and g.compute_capability == "9.0"
+    assert (g.driver_version, g.cuda_driver_version) == ("580.159.04", "13.0")
+    assert g.total == 85520809984 and g.free == 85017493504
+    assert g.used_by_others == 503316480 and g.processes == []

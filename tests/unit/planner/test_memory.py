@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from app.gguf import ModelInfo
 from app.planner.memory import (
+    GPU_LAYER_PADDING,
     compute_bytes,
     gpu_layer_counts,
     kv_bytes,
@@ -70,9 +71,10 @@ def test_weights_move_with_layers(real_models: dict[str, ModelInfo]) -> None:
     none = predict(m, s, devices)
     assert none[0].weights == 0 and none[1].weights == m.total_bytes
     all_ = predict(m, replace(s, n_gpu_layers=33), devices)
-    # token_embd stays on the CPU; everything else goes to the GPU
+    # token_embd stays on the CPU; everything else goes to the GPU (each layer in a CUDA
+    # buffer with its tensors' alignment and row padding)
     assert all_[1].weights == m.input_bytes
-    assert all_[0].weights == m.total_bytes - m.input_bytes
+    assert all_[0].weights == m.total_bytes - m.input_bytes + 33 * GPU_LAYER_PADDING
     assert all_[0].kv == kv_bytes(m, s) and all_[1].kv == 0
     # 32 of 33: the output head goes first, so it is layer 0 that stays on the CPU
     part = predict(m, replace(s, n_gpu_layers=32), devices)
@@ -86,7 +88,8 @@ def test_tied_head_copies_embeddings_to_gpu(real_models: dict[str, ModelInfo]) -
     devices = [gpu(0, 80 * GiB), CPU]
     s = Settings(n_gpu_layers=m.n_layer + 1, n_ctx=4096)
     u = predict(m, s, devices)
-    assert u[0].weights + u[1].weights == m.total_bytes + m.tied_embd_bytes
+    assert u[0].weights + u[1].weights == m.total_bytes + m.tied_embd_bytes \
+        + (m.n_layer + 1) * GPU_LAYER_PADDING
 
 
 def test_experts_to_cpu(real_models: dict[str, ModelInfo]) -> None:
