@@ -362,7 +362,9 @@ def _cached_build(kind: str, version: str, python: str, jobs: int, *,
     # The CPU modules of a GPU runtime come from the portable CPU build (built first if missing).
     cpu_lib = _cached_build("cpu", version, python, jobs) / "lib" \
         if CPU_FROM_PORTABLE[0] in opts else None
-    stamp_key = json.dumps([FORMAT, version, kind, opts, toolkit])
+    # (The toolkit joins the key only for CUDA: a CPU or Vulkan build cached before it existed
+    # stays valid.)
+    stamp_key = json.dumps([FORMAT, version, kind, opts, *([toolkit] if toolkit else [])])
     default = opts == options_for(kind, headers) and toolkit in (None, "wheels" if kind ==
                                                                   "cuda13" else "system")
     variant = "" if default else "-" + hashlib.sha256(stamp_key.encode()).hexdigest()[:8]

@@ -151,16 +151,19 @@ def serve_main(args: argparse.Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
     print(json.dumps({"event": "listening", "url": f"http://{shown}:{port}"}), flush=True)
     return _serve(sock, settings, key, watch_stdin=args.watch_stdin,
-                  limits=limits_from_args(args))
+                  limits=limits_from_args(args), loopback_only=is_loopback(args.host))
 
 
 def _serve(sock: socket.socket, settings: LoadSettings, key: str | None,
-           watch_stdin: bool = False, limits: Limits | None = None) -> int:
+           watch_stdin: bool = False, limits: Limits | None = None,
+           loopback_only: bool = True) -> int:
     import uvicorn
 
+    from runner.connections import ConnectionGuard, guarded_protocol
     from runner.server import RunnerState, create_app
 
     state = RunnerState(settings, limits)
+    state.connections = ConnectionGuard(state.limits, _connection_cap(state.limits))
     exit_code = [EXIT_OK]
 
     class _Server(uvicorn.Server):
@@ -170,8 +173,12 @@ def _serve(sock: socket.socket, settings: LoadSettings, key: str | None,
             _begin_exit()
             self.should_exit = True
 
-    config = uvicorn.Config(create_app(state, key), log_config=None, access_log=False,
-                            lifespan="off", timeout_graceful_shutdown=1, server_header=False)
+    config = uvicorn.Config(create_app(state, key, loopback_only=loopback_only), log_config=None,
+                            access_log=False, lifespan="off", timeout_graceful_shutdown=1,
+                            server_header=False, http=guarded_protocol(state.connections),
+                            # No WebSocket endpoints: an upgrade would leave the guard's count.
+                            ws="none",
+                            timeout_keep_alive=state.limits.idle_timeout)  # type: ignore[arg-type]
     server = _Server(config)
 
     def _begin_exit() -> None:
@@ -204,6 +211,20 @@ def _serve(sock: socket.socket, settings: LoadSettings, key: str | None,
     # Skip interpreter teardown: native threads of llama.cpp and ctypes callbacks can make a
     # normal exit slow or crash after the work is done.
     os._exit(exit_code[0])
+
+
+def _connection_cap(limits: Limits) -> int:
+    """--max-connections, lowered where the open-file limit (raised to its hard limit first)
+    would run out before it."""
+    from runner.connections import open_file_cap, raise_open_file_limit
+
+    open_files = raise_open_file_limit()
+    cap = open_file_cap(limits.max_connections, open_files)
+    if cap < limits.max_connections:
+        log.warning("taking at most %d connections, not %d (--max-connections): this process may "
+                    "open only %s files. Raise the limit (ulimit -n) to take more.", cap,
+                    limits.max_connections, open_files)
+    return cap
 
 
 def _load(state: Any, request_exit: Any, exit_code: list[int]) -> None:

@@ -55,13 +55,15 @@ class GrammarError(EngineError):
 
 
 class ContextLengthExceeded(EngineError):
-    def __init__(self, n_prompt: int, n_ctx: int) -> None:
+    def __init__(self, n_prompt: int, n_ctx: int, at_least: bool = False) -> None:
         super().__init__(
-            f"The prompt is {n_prompt} tokens long, but this model was loaded with a context of "
-            f"{n_ctx} tokens. Shorten the conversation or load the model with a larger context."
+            f"The prompt is {'at least ' if at_least else ''}{n_prompt} tokens long, but this "
+            f"model was loaded with a context of {n_ctx} tokens. Shorten the conversation or "
+            "load the model with a larger context."
         )
         self.n_prompt = n_prompt
         self.n_ctx = n_ctx
+        self.at_least = at_least
 
 
 @dataclass
@@ -174,6 +176,8 @@ class Model:
         self.eos = llama_cpp.llama_vocab_eos(self.vocab)
         self._pieces: dict[int, bytes] = {}
         self._piece_buf = ctypes.create_string_buffer(256)
+        self._longest_token: int | None = None  # bytes of text one token stands for, at most
+        self._longest_lock = threading.Lock()
 
     # ---- loading -------------------------------------------------------------------------------
 
@@ -231,8 +235,21 @@ class Model:
 
     # ---- text <-> tokens ---------------------------------------------------------------------
 
-    def tokenize(self, text: str, add_bos: bool = True, special: bool = True) -> list[int]:
+    def tokenize(self, text: str, add_bos: bool = True, special: bool = True,
+                 context: int | None = None) -> list[int]:
+        """The tokens of ``text``. Safe on any thread: it reads only the vocabulary.
+
+        With ``context``, a text of that many tokens or more (too many for a prompt in a
+        context of that size) raises ContextLengthExceeded without its
+        tokens being listed (a Python list of ten million tokens holds the GIL for a second),
+        and one far too long to fit is refused before llama.cpp tokenizes it (seconds per ten
+        megabytes, a core the decode loop needs).
+        """
         data = text.encode("utf-8", errors="replace")
+        if context is not None:
+            least = self._least_tokens(len(data), context)
+            if least >= context:
+                raise ContextLengthExceeded(least, context, at_least=True)
         n_max = len(data) + 8
         buf = (llama_cpp.llama_token * n_max)()
         n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, n_max, add_bos, special)
@@ -240,7 +257,25 @@ class Model:
             n_max = -n
             buf = (llama_cpp.llama_token * n_max)()
             n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, n_max, add_bos, special)
+        if context is not None and n >= context:
+            raise ContextLengthExceeded(n, context)
         return list(buf[:n])
+
+    def _least_tokens(self, n_bytes: int, context: int) -> int:
+        """The fewest tokens ``n_bytes`` of text can make: no token stands for more text than
+        the longest one's. Only where the tokenizer keeps every byte of the text (SentencePiece
+        and byte-level BPE; WordPiece and Unigram drop whitespace), and only for a text long
+        enough to be in doubt (finding the longest token reads the whole vocabulary once)."""
+        if n_bytes <= 8 * context or llama_cpp.llama_vocab_type(self.vocab) not in (
+                llama_cpp.LLAMA_VOCAB_TYPE_SPM, llama_cpp.LLAMA_VOCAB_TYPE_BPE):
+            return 0
+        with self._longest_lock:
+            if self._longest_token is None:
+                self._longest_token = max(
+                    (len(llama_cpp.llama_vocab_get_text(self.vocab, t) or b"")
+                     for t in range(self.n_vocab)), default=1)
+            longest = max(self._longest_token, 1)
+        return -(-n_bytes // longest)
 
     def piece(self, token: int) -> bytes:
         cached = self._pieces.get(token)

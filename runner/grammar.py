@@ -18,16 +18,13 @@ from __future__ import annotations
 import json
 import logging
 import queue
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from contextlib import contextmanager
-from types import FrameType
 from typing import Any, TypeVar
 
 from runner.limits import FLAGS, Limits
+from runner.template import run_with_deadline
 
 log = logging.getLogger(__name__)
 
@@ -262,9 +259,19 @@ def schema_grammar(schema: Any, limits: Limits, where: str) -> str:
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     text = json.dumps(schema)
+    seconds = limits.max_grammar_seconds
+
+    def too_slow() -> Exception:
+        return GrammarRefused(
+            f"Turning {where} into a grammar took longer than this runner's limit of "
+            f"{seconds:g} s ({FLAGS['max_grammar_seconds']}): use fewer optional properties "
+            "or a simpler schema.")
+
     try:
-        with _deadline(limits.max_grammar_seconds, where):
-            gbnf: str = json_schema_to_gbnf(text)
+        # The converter's work grows with the square of an object's optional properties, which
+        # no size check bounds alone: stopped at the deadline (the same mechanism as a chat
+        # template's render; a trace function could be displaced by any other tracer).
+        gbnf: str = run_with_deadline(lambda: json_schema_to_gbnf(text), seconds, too_slow)
     except GrammarRefused:
         raise
     except RecursionError:
@@ -275,28 +282,6 @@ def schema_grammar(schema: Any, limits: Limits, where: str) -> str:
                              f"{_short(str(exc) or type(exc).__name__, 200)}") from None
     check_grammar(gbnf, limits, where)
     return gbnf
-
-
-@contextmanager
-def _deadline(seconds: float, where: str) -> Iterator[None]:
-    """Stop the Python code inside after ``seconds``: the converter's work grows with the square
-    of an object's optional properties, which no size check bounds alone. A trace function sees
-    every call, and its exception stops the converter where it stands (this thread only)."""
-    end = time.monotonic() + seconds
-    previous = sys.gettrace()
-
-    def trace(_frame: FrameType, _event: str, _arg: Any) -> None:
-        if time.monotonic() > end:
-            raise GrammarRefused(
-                f"Turning {where} into a grammar took longer than this runner's limit of "
-                f"{seconds:g} s ({FLAGS['max_grammar_seconds']}): use fewer optional properties "
-                "or a simpler schema.")
-
-    sys.settrace(trace)
-    try:
-        yield
-    finally:
-        sys.settrace(previous)
 
 
 def split_parse_dump(output: str, gbnf: str) -> tuple[str, str]:

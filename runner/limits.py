@@ -1,8 +1,9 @@
-"""What one request may ask of the runner, as `serve` flags.
+"""What one request, and one peer, may ask of the runner, as `serve` flags: the one place for them.
 
 The defaults are far above anything a person meets in normal use (OpenAI's own structured-output
 limits are lower) and far below what takes the runner down: a request over one is answered with a
-400 that names the limit and the flag that raises it.
+400 or 413 that names the limit and the flag that raises it, and a log line. Connections over a
+cap are refused as :mod:`runner.connections` says.
 """
 
 from __future__ import annotations
@@ -34,6 +35,36 @@ class Limits:
     max_schema_items: int = 1000
     # Nesting of the schema's JSON (objects and arrays inside each other).
     max_schema_depth: int = 64
+    # The whole request body: room for several base64 images (a 4 MB photo is 5.3 MiB of base64)
+    # and for a conversation far longer than any context. A bigger body is refused before it is
+    # read, so it never costs memory or the event loop's time.
+    max_body_mib: int = 32
+    # Messages in one chat request: each costs validation and template work in Python before the
+    # context length is known, and a 32 MiB body holds a million empty ones.
+    max_messages: int = 10_000
+    # A GGUF's chat template is code from a downloaded file: its render is stopped after this
+    # long (a normal one takes milliseconds)...
+    max_template_seconds: float = 5.0
+    # ...and after it has written this much text (the prompt is tokenized whole, and llama.cpp's
+    # tokenizer takes seconds per ten megabytes).
+    max_prompt_mib: int = 64
+    # Open connections in all, kept below the open-file limit (runner.connections).
+    max_connections: int = 512
+    # Open connections from one address other than this computer's (the app is a loopback
+    # client and is never counted here).
+    max_peer_connections: int = 32
+    # From a connection's opening, or its previous response's end, to a complete request head.
+    header_timeout: float = 10.0
+    # A kept-alive connection with nothing sent after a response is closed after this long.
+    idle_timeout: float = 5.0
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self.max_body_mib * 2**20
+
+    @property
+    def max_prompt_chars(self) -> int:
+        return self.max_prompt_mib * 2**20
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -47,14 +78,73 @@ FLAGS: dict[str, str] = {
     "max_nested_repeat": "--max-nested-repeat",
     "max_schema_items": "--max-schema-items",
     "max_schema_depth": "--max-schema-depth",
+    "max_body_mib": "--max-body-mib",
+    "max_messages": "--max-messages",
+    "max_template_seconds": "--max-template-seconds",
+    "max_prompt_mib": "--max-prompt-mib",
+    "max_connections": "--max-connections",
+    "max_peer_connections": "--max-peer-connections",
+    "header_timeout": "--header-timeout",
+    "idle_timeout": "--idle-timeout",
 }
 
 
 def add_limit_flags(parser: argparse.ArgumentParser) -> None:
-    """The `serve` flags that bound a request's grammar."""
+    """The `serve` flags that bound a request (its body, messages, template and grammar) and
+    the connections (how many, how long before a request arrives)."""
+    _add_request_flags(parser)
+    _add_grammar_flags(parser)
+    _add_connection_flags(parser)
+
+
+def _add_request_flags(parser: argparse.ArgumentParser) -> None:
     d = Limits()
     group = parser.add_argument_group(
-        "request limits", "what one request may ask for; over a limit it gets a 400 naming it")
+        "request limits", "what one request may send; over a limit it gets a 413 or 400 "
+                          "naming it")
+    group.add_argument(FLAGS["max_body_mib"], type=_pos_int, default=d.max_body_mib,
+                       metavar="MIB", help="largest request body, in MiB (default "
+                                           f"{d.max_body_mib}); a bigger one gets a 413")
+    group.add_argument(FLAGS["max_messages"], type=_pos_int, default=d.max_messages,
+                       metavar="N", help="most messages in one chat request "
+                                         f"(default {d.max_messages})")
+    group.add_argument(FLAGS["max_template_seconds"], type=_pos_float,
+                       default=d.max_template_seconds, metavar="S",
+                       help="longest time the model's chat template may take to render one "
+                            f"prompt (default {d.max_template_seconds:g})")
+    group.add_argument(FLAGS["max_prompt_mib"], type=_pos_int, default=d.max_prompt_mib,
+                       metavar="MIB", help="most text, in MiB, the chat template may make of "
+                                           f"one request (default {d.max_prompt_mib})")
+
+
+def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
+    d = Limits()
+    group = parser.add_argument_group(
+        "connection limits", "at a cap the oldest idle connection is closed to make room; "
+                             "when none is idle a new one gets a 503 (429 for one address's "
+                             "cap) and is closed")
+    group.add_argument(FLAGS["max_connections"], type=_pos_int, default=d.max_connections,
+                       metavar="N", help="most open connections in all (default "
+                                         f"{d.max_connections}; lowered to fit under the "
+                                         "open-file limit)")
+    group.add_argument(FLAGS["max_peer_connections"], type=_pos_int,
+                       default=d.max_peer_connections, metavar="N",
+                       help="most open connections from one other computer's address; this "
+                            f"computer's own are not counted (default {d.max_peer_connections})")
+    group.add_argument(FLAGS["header_timeout"], type=_pos_float, default=d.header_timeout,
+                       metavar="S", help="seconds from a connection's opening (or its last "
+                                         "answer) to a complete request head, else it is "
+                                         f"closed (default {d.header_timeout:g})")
+    group.add_argument(FLAGS["idle_timeout"], type=_pos_float, default=d.idle_timeout,
+                       metavar="S", help="seconds a kept-alive connection may send nothing "
+                                         f"after an answer (default {d.idle_timeout:g})")
+
+
+def _add_grammar_flags(parser: argparse.ArgumentParser) -> None:
+    d = Limits()
+    group = parser.add_argument_group(
+        "grammar limits", "what a JSON schema (response_format, a forced tool call) may ask "
+                          "for; over a limit it gets a 400 naming it")
     group.add_argument(FLAGS["max_grammar_bytes"], type=_pos_int, default=d.max_grammar_bytes,
                        metavar="N", help="largest grammar made from a JSON schema, in bytes "
                                          f"(default {d.max_grammar_bytes})")

@@ -37,3 +37,26 @@ def setup(verbose: bool = False) -> None:
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).setLevel(logging.WARNING)
     logging.getLogger("llama.cpp").setLevel(logging.DEBUG if verbose else logging.WARNING)
+
+
+class Throttle:
+    """At most one log line per event every ``every`` seconds, with a count of those held back:
+    a flood of refused connections or requests must not become a flood of log lines (the app
+    reads every one). For the event loop's thread only."""
+
+    def __init__(self, every: float = 1.0) -> None:
+        self.every = every
+        self._next: dict[str, float] = {}
+        self._held: dict[str, int] = {}
+
+    def log(self, logger: logging.Logger, event: str, msg: str, *args: object,
+            level: int = logging.INFO, **extra: object) -> None:
+        now = time.monotonic()
+        if now < self._next.get(event, 0.0):
+            self._held[event] = self._held.get(event, 0) + 1
+            return
+        self._next[event] = now + self.every
+        held = self._held.pop(event, 0)
+        if held:
+            msg += f" ({held} more like it since the last such line)"
+        logger.log(level, msg, *args, extra={"event": event, **extra})

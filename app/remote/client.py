@@ -30,7 +30,8 @@ from urllib.parse import urlsplit
 import certifi
 import httpx2
 
-from app.runner_client.client import StreamEnd, iter_sse
+from app.runner_client.client import MAX_SSE_LINE_BYTES, StreamEnd, iter_sse
+from app.runner_client.lines import LineTooLong, bounded_lines
 
 log = logging.getLogger(__name__)
 
@@ -210,12 +211,16 @@ class RemoteStream:
                 yield from self._events()
         except httpx2.HTTPError as exc:
             raise transport_error(self._name, self._base_url, exc, during=True) from None
+        except LineTooLong as exc:
+            raise NotAnApiError(f"{self._name} sent {exc} in one piece of its reply; Hearth "
+                                "stopped reading it there. Ask again, or check the server.") \
+                from None
         finally:
             self._resp.close()
 
     def _events(self) -> Iterator[str]:
         finish, usage = "", None
-        for data in iter_sse(self._resp.iter_lines()):
+        for data in iter_sse(bounded_lines(self._resp.iter_bytes(), MAX_SSE_LINE_BYTES)):
             if data == "[DONE]":
                 break
             try:

@@ -14,7 +14,13 @@ from typing import Any
 
 import httpx2
 
+from app.runner_client.lines import LineTooLong, bounded_lines
+
 log = logging.getLogger(__name__)
+
+# The longest line of an event stream read whole. A piece of a reply is a few bytes; a tool call
+# or a whole answer in one event a few hundred kilobytes. A longer line is an error, not memory.
+MAX_SSE_LINE_BYTES = 4 * 2**20
 
 
 class RunnerError(Exception):
@@ -125,7 +131,7 @@ class ChatStream:
         finish = ""
         usage = None
         try:
-            for data in iter_sse(self._resp.iter_lines()):
+            for data in iter_sse(bounded_lines(self._resp.iter_bytes(), MAX_SSE_LINE_BYTES)):
                 if data == "[DONE]":
                     break
                 event = json.loads(data)
@@ -143,6 +149,9 @@ class ChatStream:
                         finish = choice["finish_reason"]
         except httpx2.HTTPError as exc:
             raise _transport_error(self._base_url, exc) from None
+        except LineTooLong as exc:
+            raise RunnerError(f"The runner sent {exc} in one piece of its reply; Hearth stopped "
+                              "reading it. Restart the model.") from None
         finally:
             self._resp.close()
         self.end = StreamEnd(finish or "stop", usage)

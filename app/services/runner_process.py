@@ -19,12 +19,16 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 from app.remote.share import LOOPBACK, local_url
 from app.runner_client import RunnerClient, RunnerError
 from app.runner_client.command import NO_CONSOLE_WINDOW, RunnerLaunch, build_launch
+from app.runner_client.lines import Line, LineBuffer
 from app.services.tasks import TaskRunner
 
 log = logging.getLogger(__name__)
 
 POLL_MS = 150
 STOP_GRACE_MS = 2500  # the runner promises to exit within 2 s of stdin closing
+# The longest line of the runner's output kept (the rest is dropped, the line marked "…(cut)"):
+# its log lines are a few hundred bytes, but llama.cpp once wrote a 1.8 GB grammar as one line.
+MAX_OUTPUT_LINE_BYTES = 64 * 1024
 
 
 class RunnerState(Enum):
@@ -71,8 +75,8 @@ class RunnerProcess(QObject):
         self._launch: RunnerLaunch | None = None
         self._client: RunnerClient | None = None
         self._state = RunnerState.STOPPED
-        self._stdout = b""
-        self._stderr = b""
+        self._stdout = LineBuffer(MAX_OUTPUT_LINE_BYTES)
+        self._stderr = LineBuffer(MAX_OUTPUT_LINE_BYTES)
         self._last_error = ""
         self._generation = 0  # bumps on each start so stale poll results are dropped
         self.last_exit: RunnerExit | None = None
@@ -95,7 +99,8 @@ class RunnerProcess(QObject):
         self.model = model
         self._launch = launch = build_launch(model, flags, program=program, port=self.port,
                                              host=self.host)
-        self._stdout = self._stderr = b""
+        self._stdout = LineBuffer(MAX_OUTPUT_LINE_BYTES)
+        self._stderr = LineBuffer(MAX_OUTPUT_LINE_BYTES)
         self._last_error = ""
         self.last_exit = None
         self.url = self.listen_url = ""
@@ -159,14 +164,15 @@ class RunnerProcess(QObject):
 
     def _on_stdout(self) -> None:
         assert self._proc is not None
-        self._stdout += bytes(self._proc.readAllStandardOutput().data())
-        while b"\n" in self._stdout and not self.url:
-            line, self._stdout = self._stdout.split(b"\n", 1)
+        for line in self._stdout.feed(bytes(self._proc.readAllStandardOutput().data())):
+            if self.url or line.cut:
+                continue  # only the first "listening" line means anything
             try:
-                event = json.loads(line)
+                event = json.loads(line.data)
             except ValueError:
                 continue
-            if event.get("event") == "listening" and isinstance(event.get("url"), str):
+            if isinstance(event, dict) and event.get("event") == "listening" and \
+                    isinstance(event.get("url"), str):
                 self.listen_url = event["url"]
                 self.url = local_url(self.listen_url)  # Hearth's own way in: loopback
                 self._client = RunnerClient(self.url, self.key, timeout=2.0)
@@ -175,15 +181,16 @@ class RunnerProcess(QObject):
 
     def _on_stderr(self) -> None:
         assert self._proc is not None
-        self._stderr += bytes(self._proc.readAllStandardError().data())
-        *lines, self._stderr = self._stderr.split(b"\n")
-        for raw in lines:
-            if not raw.strip():
+        self._log_lines(self._stderr.feed(bytes(self._proc.readAllStandardError().data())))
+
+    def _log_lines(self, lines: list[Line]) -> None:
+        for line in lines:
+            if not line.data.strip():
                 continue
             try:
-                event = json.loads(raw)
+                event = {"level": "info", "msg": line.text()} if line.cut else json.loads(line.data)
             except ValueError:
-                event = {"level": "info", "msg": raw.decode("utf-8", "replace")}
+                event = {"level": "info", "msg": line.text()}
             if not isinstance(event, dict):
                 continue
             if event.get("level") in ("error", "critical"):
@@ -200,6 +207,7 @@ class RunnerProcess(QObject):
 
     def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
         self._on_stderr()
+        self._log_lines(self._stderr.finish())  # a last line without its newline
         was = self._state
         self._cleanup()
         if was == RunnerState.STOPPING:

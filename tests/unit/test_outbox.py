@@ -82,3 +82,24 @@ def test_a_stuck_loop_delays_a_step_by_a_bounded_time() -> None:
         gate.set()
         loop.call_soon_threadsafe(loop.stop)
         t.join(5)
+
+
+def test_the_writes_are_awaited_only_where_the_cpu_runs_layers() -> None:
+    from runner.server import RunnerState, _gpu_only
+    from runner.settings import LoadSettings
+
+    def state(memory: list[dict[str, int | str]], n_cpu_moe: int = 0) -> RunnerState:
+        s = RunnerState(LoadSettings(model="m.gguf", n_cpu_moe=n_cpu_moe))
+        s.memory = memory  # type: ignore[assignment]
+        return s
+
+    gpu = {"device": "CUDA0", "weights": 4 << 30, "kv": 1 << 30, "compute": 1 << 28}
+    # Every layer on the GPU (the CPU keeps token_embd and host inputs only): its CPU threads
+    # idle through each step, as on the H100 of docs/gpu.md.
+    assert _gpu_only(state([gpu, {"device": "CPU", "weights": 1 << 28, "kv": 0, "compute": 1}]))
+    # A layer on the CPU has its KV cache there; experts kept in RAM run on the CPU too.
+    assert not _gpu_only(state([gpu, {"device": "CPU", "weights": 1 << 30, "kv": 1 << 20,
+                                      "compute": 1}]))
+    assert not _gpu_only(state([gpu, {"device": "CPU", "weights": 1 << 30, "kv": 0}],
+                               n_cpu_moe=4))
+    assert not _gpu_only(state([{"device": "CPU", "weights": 1 << 30, "kv": 1 << 20}]))
