@@ -12,6 +12,8 @@ import argparse
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from runner.settings import _pos_int
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -173,13 +175,6 @@ def _add_grammar_flags(parser: argparse.ArgumentParser) -> None:
 
 def limits_from_args(args: argparse.Namespace) -> Limits:
     return Limits(**{name: getattr(args, name) for name in FLAGS})
-
-
-def _pos_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _pos_float(text: str) -> float:

@@ -127,7 +127,7 @@ def _mask_cells(model: ModelInfo, s: Settings) -> int:
 
 
 def host_compute_bytes(model: ModelInfo, s: Settings) -> int:
-    """The CPU-side compute buffer when a CUDA GPU runs the layers' work.
+    """The CPU-side compute buffer when a GPU runs every layer, or a CUDA GPU runs some.
 
     It holds the graph's inputs before they are copied to the GPU: the attention masks (f16 with
     flash attention, f32 without; one row per cell for each of the ubatch's tokens) and the

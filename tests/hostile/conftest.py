@@ -15,7 +15,7 @@ import pytest
 from tests.fixtures.models import TINY, model_path
 from tests.integration.conftest import (  # noqa: F401  (fixtures, used by name)
     Runner,
-    spawn_runner,
+    spawn_ready,
     start_runner,
     stop_runner,
     tiny_model,
@@ -26,14 +26,7 @@ RunnerSource = Callable[[], Runner]
 
 
 def _ready(*args: str, model: str | os.PathLike[str] | None = None) -> Runner:
-    r = spawn_runner(*args, model=model)
-    try:
-        r.wait_listening()
-        r.wait_ready()
-    except BaseException:
-        r.kill()
-        raise
-    return r
+    return spawn_ready(*args, model=model)
 
 
 def _keep_alive(*args: str, model: str | os.PathLike[str] | None = None

@@ -198,10 +198,9 @@ def tiny_model() -> Path:
     return model_path(TINY)
 
 
-@contextmanager
-def running(*args: str, model: str | os.PathLike[str] | None = None,
-            runtime: str | os.PathLike[str] | None = None) -> Iterator[Runner]:
-    """A ready runner for a fixture's lifetime; it must exit cleanly (code 0) at the end."""
+def spawn_ready(*args: str, model: str | os.PathLike[str] | None = None,
+                runtime: str | os.PathLike[str] | None = None) -> Runner:
+    """A runner that listens and has loaded its model (killed if it never gets there)."""
     r = spawn_runner(*args, model=model, runtime=runtime)
     try:
         r.wait_listening()
@@ -209,6 +208,14 @@ def running(*args: str, model: str | os.PathLike[str] | None = None,
     except BaseException:
         r.kill()
         raise
+    return r
+
+
+@contextmanager
+def running(*args: str, model: str | os.PathLike[str] | None = None,
+            runtime: str | os.PathLike[str] | None = None) -> Iterator[Runner]:
+    """A ready runner for a fixture's lifetime; it must exit cleanly (code 0) at the end."""
+    r = spawn_ready(*args, model=model, runtime=runtime)
     yield r
     code = stop_runner(r)
     assert code == 0, f"runner exited with {code}: {r.stderr_text()[-2000:]}"
