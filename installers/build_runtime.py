@@ -109,15 +109,16 @@ CPU_FROM_PORTABLE = ["-DGGML_CPU=OFF", "-DGGML_CPU_ALL_VARIANTS=OFF"]
 WITH_SERVER = ["-DLLAMA_BUILD_COMMON=ON", "-DLLAMA_BUILD_TOOLS=ON", "-DLLAMA_BUILD_SERVER=ON"]
 # A GPU runtime's own single CPU module (--own-cpu): GGML_NATIVE=OFF turns on AVX2-class code.
 OWN_CPU = ["-DGGML_CPU=ON", "-DGGML_CPU_ALL_VARIANTS=OFF"]
+_SERVER_SWITCHES = {o.split("=")[0] for o in WITH_SERVER}
 
 
 def options_for(kind: str, vulkan_headers: Path | None = None, *, cuda_arch: str | None = None,
                 own_cpu: bool = False, with_server: bool = False) -> list[str]:
     """CMake options for a runtime kind (pure; unit-tested)."""
-    opts = [o for o in COMMON if not (with_server and o.split("=")[0] in
-                                      {w.split("=")[0] for w in WITH_SERVER})]
+    opts = list(COMMON)
     if with_server:
-        opts += WITH_SERVER
+        # The server's options replace COMMON's OFF for the same three switches.
+        opts = [o for o in opts if o.split("=")[0] not in _SERVER_SWITCHES] + WITH_SERVER
     if kind == "metal":
         # Apple Silicon: one CPU (no variants to choose from) and Metal, shaders embedded.
         return [*opts, "-DGGML_METAL=ON", "-DGGML_METAL_EMBED_LIBRARY=ON",
