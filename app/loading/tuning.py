@@ -284,7 +284,7 @@ SEGMENT_LABELS = {
     "weights": "Weights",
     "kv": "KV cache",
     "compute": "Compute buffers",
-    "overhead": "The GPU runtime's own (CUDA context, cuBLAS, pools)",
+    "overhead": "CUDA's own (context, cuBLAS)",
     "shared": "GPU (shared memory)",
     "reserve": "Kept free",
 }

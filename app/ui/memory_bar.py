@@ -154,8 +154,11 @@ class MemoryLegend(QWidget):
             layout.addWidget(swatch, row, 2 * col)
             layout.addWidget(plain_label(SEGMENT_LABELS[kind], wrap=False, selectable=False),
                              row, 2 * col + 1)
+        # The measured mark takes the next free cell after the colours.
+        row, col = divmod(len(items), 3)
         mark = plain_label("┆", wrap=False, selectable=False)
         mark.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout.addWidget(mark, 1, 4)
-        layout.addWidget(plain_label("Measured after load", wrap=False, selectable=False), 1, 5)
+        layout.addWidget(mark, row, 2 * col)
+        layout.addWidget(plain_label("Measured after load", wrap=False, selectable=False),
+                         row, 2 * col + 1)
         layout.setColumnStretch(6, 1)
