@@ -6,7 +6,8 @@ Python's internals, but not from time or memory: three nested ``range(100000)`` 
 turns a kilobyte into 100 MB of prompt for the tokenizer. So a render here
 
 - is stopped after ``max_seconds`` (:func:`run_with_deadline`: an exception raised in the
-  rendering thread between two bytecodes, which reaches loops that make no calls as well);
+  rendering thread between two bytecodes, and raised again if something swallowed it, which
+  reaches loops that make no calls as well);
 - is stopped once it has written more than ``max_chars`` characters (the template's output is
   taken piece by piece, not joined whole first);
 - refuses, before they run, the single steps that would make a value over ``max_chars`` at once
@@ -57,35 +58,58 @@ class _Expired(BaseException):
 def run_with_deadline(fn: Callable[[], T], seconds: float, expired: Callable[[], Exception]) -> T:
     """``fn()`` on this thread, stopped after ``seconds`` by ``expired()``.
 
-    A timer thread asks CPython to raise an exception in this one at its next bytecode
+    A watcher thread asks CPython to raise an exception in this one at its next bytecode
     (``PyThreadState_SetAsyncExc``), so Python code that loops without calling anything is
-    stopped as well; one long step in C runs to its end first. The lock makes sure that the
-    exception lands only while ``fn`` runs, or is taken back before this returns.
+    stopped as well; one long step in C runs to its end first. The exception can land in code
+    that swallows it (a garbage-collector callback, a ``__del__``: CPython reports those as
+    "unraisable" and goes on), so the watcher raises it again every ``_REFIRE_SECONDS`` until
+    ``fn`` has stopped. The lock makes sure that it lands only while ``fn`` runs, or is taken
+    back before this returns.
     """
     tid = threading.get_ident()
     lock = threading.Lock()
+    done = threading.Event()
     running, fired = [True], [False]
 
-    def fire() -> None:
-        with lock:
-            if running[0]:
+    def watch() -> None:
+        wait = seconds
+        while not done.wait(wait):
+            with lock:
+                if not running[0]:
+                    return
                 fired[0] = True
                 _async_raise(tid, _Expired)
+            wait = _REFIRE_SECONDS
 
-    timer = threading.Timer(seconds, fire)
-    timer.daemon = True
+    def disarm() -> None:
+        # Idempotent; a pending exception landing while it runs only makes it run again.
+        while True:
+            try:
+                with lock:
+                    running[0] = False
+                    if fired[0]:
+                        _async_raise(tid, None)  # one still pending is taken back
+                done.set()
+                return
+            except _Expired:
+                continue
+
+    watcher = threading.Thread(target=watch, name="deadline", daemon=True)
     try:
         try:
-            timer.start()
+            watcher.start()
             return fn()
         finally:
-            timer.cancel()
-            with lock:
-                running[0] = False
-                if fired[0]:
-                    _async_raise(tid, None)  # one still pending is taken back
+            disarm()
     except _Expired:
+        # Landed after fn or before disarm's guard: the watcher fires at most once per
+        # _REFIRE_SECONDS, so this second disarm finishes before another can come.
+        disarm()
         raise expired() from None
+
+
+# How often an exception that was swallowed is raised again.
+_REFIRE_SECONDS = 0.05
 
 
 def _async_raise(tid: int, exc: type[BaseException] | None) -> None:
