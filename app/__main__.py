@@ -281,7 +281,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     conversations = ConversationService(store, parent)
     library = ModelLibraryService(store, parent)
     runner = RunnerProcess(polls, parent, port=current[0].launch_port,
-                           host=current[0].launch_host)
+                           host=current[0].launch_host, limits=current[0].runner_limits)
     def devices_of_the_runtime() -> dict[str, Any]:
         # What the runtime the next load uses can drive (chosen now if not yet; off the GUI
         # thread, with the machine report the service has just shown).
@@ -385,6 +385,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
             current[0] = s
             runner.port = s.launch_port  # from the next load on
             runner.host = s.launch_host
+            runner.limits = s.runner_limits
 
         dialog.changed.connect(changed)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -26,12 +26,13 @@ import logging
 import shutil
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 from app import paths
 from app.remote.share import LOOPBACK, valid_host
+from app.runner_client.limits import limit_problem
 from app.storage.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,10 @@ class AppSettings:
     runtime: str = ""
     window_geometry: bytes | None = None  # QWidget.saveGeometry()
     window_state: bytes | None = None  # QMainWindow.saveState()
+    # The runner's request and connection limits that differ from its defaults, by name
+    # (app/runner_client/limits.py): set by hand in the file, for the rare server that needs
+    # more; a person never meets the defaults in normal use.
+    runner_limits: dict[str, float] = field(default_factory=dict)
 
     @property
     def launch_port(self) -> int:
@@ -122,6 +127,7 @@ def to_json(settings: AppSettings) -> dict[str, Any]:
         "runtime": settings.runtime,
         "window_geometry": _b64(settings.window_geometry),
         "window_state": _b64(settings.window_state),
+        "runner_limits": dict(settings.runner_limits),
     }
 
 
@@ -179,6 +185,7 @@ def from_json(data: object, steps: Mapping[int, Migration] | None = None,
         runtime=pick("runtime", _is_runtime_name, default.runtime),
         window_geometry=_unb64(d.get("window_geometry"), "window_geometry"),
         window_state=_unb64(d.get("window_state"), "window_state"),
+        runner_limits=_limits(d.get("runner_limits")),
     )
 
 
@@ -262,7 +269,29 @@ def _problems(s: AppSettings) -> list[str]:
     for name in ("window_geometry", "window_state"):
         if not isinstance(getattr(s, name), bytes | None):
             problems.append(f"{name} must be bytes")
+    if not isinstance(s.runner_limits, dict):
+        problems.append("runner_limits must be a mapping of limits")
+    else:
+        problems += [p for n, v in s.runner_limits.items() if (p := limit_problem(n, v))]
     return problems
+
+
+def _limits(value: object) -> dict[str, float]:
+    """The valid entries of ``runner_limits``; each bad one is dropped with a warning (the
+    runner's default serves instead)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        log.warning("settings: runner_limits must be an object of limits; using the defaults")
+        return {}
+    out: dict[str, float] = {}
+    for name, limit in value.items():
+        problem = limit_problem(str(name), limit)
+        if problem:
+            log.warning("settings: %s; the default serves", problem)
+        else:
+            out[str(name)] = limit
+    return out
 
 
 def _b64(data: bytes | None) -> str | None:

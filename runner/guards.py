@@ -11,13 +11,16 @@ all three. In order:
 2. :class:`BearerAuth`: the API key, compared in constant time; 401 otherwise.
 3. :class:`BodyLimit`: a body over ``--max-body-mib`` gets a 413 before it is read (a declared
    Content-Length) or as soon as it passes the limit (chunked). Only keyed requests get this far,
-   so nobody without the key can make the runner read a body at all.
+   so nobody without the key can make the runner read a body at all. A body that has not
+   arrived ``--body-timeout`` seconds after the head gets a 408 (sent a byte at a time, it
+   would hold a connection counted as busy for ever).
 
 Refusals close the connection (``connection: close``): what the client sends next is not read.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
@@ -57,7 +60,7 @@ async def refuse(send: Send, status: int, message: str, code: str,
 def guard(app: App, limits: Limits, key: str | None, loopback_only: bool) -> App:
     """``app`` behind the Host check (``loopback_only``: the runner is bound to loopback), the
     key and the body limit."""
-    inner: App = BodyLimit(app, limits.max_body_bytes)
+    inner: App = BodyLimit(app, limits.max_body_bytes, limits.body_timeout)
     inner = BearerAuth(inner, key)
     return HostCheck(inner) if loopback_only else inner
 
@@ -146,9 +149,10 @@ class BodyLimit:
     whole, in one message; the app's later ``receive()`` calls (a disconnect) go to the server
     as before."""
 
-    def __init__(self, app: App, max_bytes: int) -> None:
+    def __init__(self, app: App, max_bytes: int, timeout: float) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -166,18 +170,33 @@ class BodyLimit:
         # Gathered as it arrives: joining 32 MiB of pieces at the end would hold the event loop
         # (and the GIL) for one long copy.
         body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client left before its body arrived: nobody to answer
-            chunk = message.get("body", b"")
-            if len(body) + len(chunk) > self.max_bytes:
-                await self._too_large(scope, send, None)
-                return
-            body += chunk
-            if not message.get("more_body", False):
-                break
+        try:
+            async with asyncio.timeout(self.timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] != "http.request":
+                        return  # the client left before its body arrived: nobody to answer
+                    chunk = message.get("body", b"")
+                    if len(body) + len(chunk) > self.max_bytes:
+                        await self._too_large(scope, send, None)
+                        return
+                    body += chunk
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            await self._too_slow(scope, send, len(body), declared)
+            return
         await self.app(scope, _replay(body, receive), send)
+
+    async def _too_slow(self, scope: Scope, send: Send, got: int, declared: int | None) -> None:
+        of = f" of {declared}" if declared is not None else ""
+        _throttle.log(log, "body_timeout", "refused a request to %s whose body had not arrived "
+                      "after %g s (%d%s bytes; %s)", scope.get("path", "?"), self.timeout, got,
+                      of, FLAGS["body_timeout"])
+        await refuse(send, 408, (
+            f"The request body had not arrived {self.timeout:g} s after its head ({got}{of} "
+            f"bytes came); this runner waits at most that long ({FLAGS['body_timeout']}). "
+            "Send it at once, or over a faster network."), "body_timeout")
 
     async def _too_large(self, scope: Scope, send: Send, declared: int | None) -> None:
         size = f"{declared / 2**20:.1f} MiB" if declared is not None else \

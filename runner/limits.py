@@ -41,6 +41,10 @@ class Limits:
     # and for a conversation far longer than any context. A bigger body is refused before it is
     # read, so it never costs memory or the event loop's time.
     max_body_mib: int = 32
+    # From a request's complete head to its complete body. Without it a peer that sends a body
+    # a byte at a time holds a connection, counted as busy, for ever; 120 s takes the largest
+    # body at about 280 KB/s, slower than any network the server is shared on.
+    body_timeout: float = 120.0
     # Messages in one chat request: each costs validation and template work in Python before the
     # context length is known, and a 32 MiB body holds a million empty ones.
     max_messages: int = 10_000
@@ -81,6 +85,7 @@ FLAGS: dict[str, str] = {
     "max_schema_items": "--max-schema-items",
     "max_schema_depth": "--max-schema-depth",
     "max_body_mib": "--max-body-mib",
+    "body_timeout": "--body-timeout",
     "max_messages": "--max-messages",
     "max_template_seconds": "--max-template-seconds",
     "max_prompt_mib": "--max-prompt-mib",
@@ -107,6 +112,10 @@ def _add_request_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument(FLAGS["max_body_mib"], type=_pos_int, default=d.max_body_mib,
                        metavar="MIB", help="largest request body, in MiB (default "
                                            f"{d.max_body_mib}); a bigger one gets a 413")
+    group.add_argument(FLAGS["body_timeout"], type=_pos_float, default=d.body_timeout,
+                       metavar="S", help="seconds from a request's head to the end of its "
+                                         f"body, else it gets a 408 (default "
+                                         f"{d.body_timeout:g})")
     group.add_argument(FLAGS["max_messages"], type=_pos_int, default=d.max_messages,
                        metavar="N", help="most messages in one chat request "
                                          f"(default {d.max_messages})")

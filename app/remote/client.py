@@ -40,6 +40,12 @@ LIST_TIMEOUT_S = 15.0
 # Between two pieces of a reply: a long prompt on a slow server may take minutes before the
 # first token; Stop is always there for the impatient.
 READ_TIMEOUT_S = 300.0
+# What a server may send in one body that is read whole. A reply that is not streamed comes as
+# one JSON body: 16 MiB is a few million words, far past any context; the list of models is
+# names; an error's explanation is a sentence (only its first bytes are read).
+MAX_WHOLE_REPLY_BYTES = 16 * 2**20
+MAX_LIST_BYTES = 8 * 2**20
+MAX_ERROR_BYTES = 64 * 1024
 
 
 class RemoteError(Exception):
@@ -120,13 +126,18 @@ class RemoteClient:
 
     def models(self) -> list[str]:
         """The ids of the models the server offers, sorted (GET {base}/models)."""
+        request = self._http.build_request("GET", "models", timeout=self._list_timeout)
         try:
-            resp = self._http.get("models", timeout=self._list_timeout)
+            resp = self._http.send(request, stream=True)
+            try:
+                if resp.status_code != 200:
+                    raise self._status_error(resp, "models")
+                raw = read_capped(resp, MAX_LIST_BYTES, self.name, "its list of models")
+            finally:
+                resp.close()
         except httpx2.HTTPError as exc:
             raise transport_error(self.name, self.base_url, exc) from None
-        if resp.status_code != 200:
-            raise self._status_error(resp, "models")
-        body = _json_body(resp, self.name, self.base_url)
+        body = _json_body(raw, resp, self.name, self.base_url)
         data = body.get("data") if isinstance(body, dict) else None
         if not isinstance(data, list):
             raise NotAnApiError(f"{self.name} answered {self.base_url}/models without a list of "
@@ -147,19 +158,19 @@ class RemoteClient:
             raise transport_error(self.name, self.base_url, exc) from None
         if resp.status_code != 200:
             try:
-                resp.read()
+                raise self._status_error(resp, "chat", model)
             except httpx2.HTTPError as exc:
                 raise transport_error(self.name, self.base_url, exc) from None
             finally:
                 resp.close()
-            raise self._status_error(resp, "chat", model)
         return RemoteStream(resp, self.name, self.base_url)
 
     # ---- errors -------------------------------------------------------------------------------
 
     def _status_error(self, resp: httpx2.Response, what: str, model: str = "") -> RemoteError:
+        """The error for a streamed response that is not a 200 (reads its first bytes)."""
         status = resp.status_code
-        message, code = _error_of(resp)
+        message, code = _error_of(_head_of(resp, MAX_ERROR_BYTES))
         detail = f" It said: {message}" if message else ""
         if status == 401:
             return ServerAuthError(f"{self.name} refused the API key (HTTP 401). Check the key "
@@ -248,8 +259,8 @@ class RemoteStream:
 
     def _whole(self) -> Iterator[str]:
         """A server that does not stream: the whole reply in one chat completion body."""
-        self._resp.read()
-        body = _json_body(self._resp, self._name, self._base_url)
+        raw = read_capped(self._resp, MAX_WHOLE_REPLY_BYTES, self._name, "one reply")
+        body = _json_body(raw, self._resp, self._name, self._base_url)
         choices = body.get("choices") if isinstance(body, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise NotAnApiError(f"{self._name} answered without a chat reply. Check the address "
@@ -269,9 +280,40 @@ class RemoteStream:
 # ---- classification ------------------------------------------------------------------------
 
 
-def _json_body(resp: httpx2.Response, name: str, base_url: str) -> Any:
+def read_capped(resp: httpx2.Response, cap: int, name: str, what: str) -> bytes:
+    """A streamed response's body, or NotAnApiError as soon as it is over ``cap`` bytes (a
+    declared length over it is refused before anything is read): read whole, a server's
+    answer of any size would be held in memory, then parsed and rendered."""
+    declared = resp.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise _too_big(name, what, cap)
+    body = bytearray()
+    for chunk in resp.iter_bytes():
+        body += chunk
+        if len(body) > cap:
+            raise _too_big(name, what, cap)
+    return bytes(body)
+
+
+def _too_big(name: str, what: str, cap: int) -> NotAnApiError:
+    return NotAnApiError(f"{name} sent more than {cap // 2**20} MiB as {what}; Hearth stopped "
+                         "reading it there. Check the server, or ask for a shorter reply.")
+
+
+def _head_of(resp: httpx2.Response, cap: int) -> bytes:
+    """The first ``cap`` bytes of a streamed body (an error's explanation; the rest is not
+    read)."""
+    head = bytearray()
+    for chunk in resp.iter_bytes():
+        head += chunk
+        if len(head) >= cap:
+            break
+    return bytes(head[:cap])
+
+
+def _json_body(raw: bytes, resp: httpx2.Response, name: str, base_url: str) -> Any:
     try:
-        return resp.json()
+        return json.loads(raw)
     except ValueError:
         ctype = resp.headers.get("content-type", "") or "no content type"
         raise NotAnApiError(f"{name} did not answer like an OpenAI-compatible API (it sent "
@@ -279,10 +321,10 @@ def _json_body(resp: httpx2.Response, name: str, base_url: str) -> Any:
                             "Servers: it usually ends in /v1.") from None
 
 
-def _error_of(resp: httpx2.Response) -> tuple[str, str]:
-    """The server's own error message and code, if its body says them."""
+def _error_of(raw: bytes) -> tuple[str, str]:
+    """The server's own error message and code, if its body ``raw`` says them."""
     try:
-        body = resp.json()
+        body = json.loads(raw)
     except ValueError:
         return "", ""
     err = body.get("error") if isinstance(body, dict) else None

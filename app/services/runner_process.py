@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 from app.remote.share import LOOPBACK, local_url
 from app.runner_client import RunnerClient, RunnerError
 from app.runner_client.command import NO_CONSOLE_WINDOW, RunnerLaunch, build_launch
+from app.runner_client.limits import limit_flags, output_line_bytes
 from app.runner_client.lines import Line, LineBuffer
 from app.services.tasks import TaskRunner
 
@@ -28,7 +29,8 @@ POLL_MS = 150
 STOP_GRACE_MS = 2500  # the runner promises to exit within 2 s of stdin closing
 # The longest line of the runner's output kept (the rest is dropped, the line marked "…(cut)"):
 # its log lines are a few hundred bytes, but llama.cpp once wrote a 1.8 GB grammar as one line.
-MAX_OUTPUT_LINE_BYTES = 64 * 1024
+# The settings' runner_limits may change it (max_output_line_kib).
+MAX_OUTPUT_LINE_BYTES = output_line_bytes({})
 
 
 class RunnerState(Enum):
@@ -62,14 +64,16 @@ class RunnerProcess(QObject):
     log_event = Signal(dict)  # each JSON log line from the runner
 
     def __init__(self, tasks: TaskRunner, parent: QObject | None = None, *, port: int = 0,
-                 host: str = LOOPBACK) -> None:
+                 host: str = LOOPBACK, limits: Mapping[str, float] | None = None) -> None:
         """``port``: where the next runner listens (0: any free port; the app settings'
-        ``launch_port``); ``host``: the interface (the settings' ``launch_host``). Changing
-        :attr:`port` or :attr:`host` takes effect at the next start."""
+        ``launch_port``); ``host``: the interface (the settings' ``launch_host``); ``limits``:
+        the settings' ``runner_limits``, passed as the runner's flags. Changing :attr:`port`,
+        :attr:`host` or :attr:`limits` takes effect at the next start."""
         super().__init__(parent)
         self._tasks = tasks
         self.port = port
         self.host = host
+        self.limits: Mapping[str, float] = dict(limits or {})
         self.listen_url = ""  # what the runner reported (0.0.0.0 when it listens everywhere)
         self._proc: QProcess | None = None
         self._launch: RunnerLaunch | None = None
@@ -97,10 +101,10 @@ class RunnerProcess(QObject):
             raise RuntimeError("stop the running model first")
         self._generation += 1
         self.model = model
-        self._launch = launch = build_launch(model, flags, program=program, port=self.port,
-                                             host=self.host)
-        self._stdout = LineBuffer(MAX_OUTPUT_LINE_BYTES)
-        self._stderr = LineBuffer(MAX_OUTPUT_LINE_BYTES)
+        self._launch = launch = build_launch(model, [*(flags or []), *limit_flags(self.limits)],
+                                             program=program, port=self.port, host=self.host)
+        self._stdout = LineBuffer(output_line_bytes(self.limits))
+        self._stderr = LineBuffer(output_line_bytes(self.limits))
         self._last_error = ""
         self.last_exit = None
         self.url = self.listen_url = ""

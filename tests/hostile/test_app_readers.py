@@ -13,6 +13,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import http.server
+import queue
 import sys
 import threading
 from collections.abc import Iterator
@@ -165,3 +166,99 @@ def test_remote_event_stream_line_over_the_cap_is_an_error_sentence(
             pieces.extend(stream)
     assert pieces == ["hi"]
     assert str(caught.value).startswith("Big Server ")
+
+
+# ---- bodies read whole from a remote server ------------------------------------------------------
+
+BIG_BODY = 40 * 2**20  # over each cap; the old code read it whole, then failed to parse it
+
+
+class _EndlessJson(http.server.BaseHTTPRequestHandler):
+    """Bodies that are read whole, each 40 MB with no declared length: the list of models, a
+    reply that is not streamed, and (for a message containing ERR) a 500's explanation."""
+
+    protocol_version = "HTTP/1.0"  # the body ends when the connection closes
+
+    def do_GET(self) -> None:  # http.server's name for it
+        self._endless(200, b'{"data": [', b'{"id": "m"}, ' * 4096)
+
+    def do_POST(self) -> None:  # http.server's name for it
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if b"ERR" in body:
+            self._endless(500, b'{"error": {"message": "', b"e" * 65536)
+        else:
+            self._endless(200, b'{"choices": [{"message": {"content": "', b"y" * 65536)
+
+    def _endless(self, status: int, start: bytes, piece: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        sent = 0
+        try:
+            self.wfile.write(start)
+            for _ in range(BIG_BODY // len(piece)):
+                self.wfile.write(piece)
+                sent += len(piece)
+        except OSError:
+            pass  # the client stopped reading: what it should do
+        finally:
+            self.server.sent.put(sent)  # type: ignore[attr-defined]
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def endless_json_server() -> Iterator[http.server.ThreadingHTTPServer]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EndlessJson)
+    server.sent = queue.Queue()  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _url(server: http.server.ThreadingHTTPServer) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def _sent(server: http.server.ThreadingHTTPServer) -> int:
+    """What the server wrote before the client stopped reading (it tells when it is done)."""
+    sent: int = server.sent.get(timeout=30)  # type: ignore[attr-defined]
+    return sent
+
+
+@pytest.mark.timeout(60)
+def test_a_reply_that_is_not_streamed_is_read_up_to_a_cap(
+        endless_json_server: http.server.ThreadingHTTPServer) -> None:
+    """Today: 40 MB read whole into memory, then 'did not answer like an OpenAI API'."""
+    from app.remote.client import RemoteClient, RemoteError
+
+    with RemoteClient(_url(endless_json_server), None, name="Big Server") as client:
+        stream = client.stream_chat([{"role": "user", "content": "hi"}], "m")
+        with pytest.raises(RemoteError, match="more than 16 MiB as one reply"):
+            list(stream)
+
+
+@pytest.mark.timeout(60)
+def test_the_list_of_models_is_read_up_to_a_cap(
+        endless_json_server: http.server.ThreadingHTTPServer) -> None:
+    from app.remote.client import RemoteClient, RemoteError
+
+    with RemoteClient(_url(endless_json_server), None, name="Big Server") as client, \
+            pytest.raises(RemoteError, match="more than 8 MiB as its list of models"):
+        client.models()
+
+
+@pytest.mark.timeout(60)
+def test_an_error_is_explained_from_its_first_bytes_only(
+        endless_json_server: http.server.ThreadingHTTPServer) -> None:
+    """Today: the 40 MB explanation is read whole before the error is shown."""
+    from app.remote.client import RemoteClient, ServerApiError
+
+    with RemoteClient(_url(endless_json_server), None, name="Big Server") as client, \
+            pytest.raises(ServerApiError, match="HTTP 500"):
+        client.stream_chat([{"role": "user", "content": "ERR"}], "m")
+    # Closed after its first bytes: what the sockets' buffers hold, far from all of it.
+    assert _sent(endless_json_server) < BIG_BODY // 2

@@ -219,3 +219,22 @@ def test_any_host_header_is_accepted_on_a_shared_interface(start_runner: StartRu
     with r.client(timeout=httpx2.Timeout(10.0)) as http:
         assert http.get("/v1/models", headers={"Host": "hearth.lan:8080"}).status_code == 200
 
+
+
+@pytest.mark.timeout(60)
+def test_a_body_that_never_arrives_gets_a_408_naming_the_limit(start_runner: StartRunner) -> None:
+    """A keyed request whose body stops after one byte. Today: the connection is in flight for
+    as long as the client likes, counted as busy, so a few of them lock everyone out at the
+    cap."""
+    r = start_runner("--body-timeout", "1")
+    assert r.key
+    with _busy(_address(r), r.key) as s:
+        s.settimeout(30)
+        answer = b""
+        while chunk := s.recv(4096):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:300]
+    assert b"--body-timeout" in answer, answer
+    assert any(e.get("event") == "body_timeout" for e in r.stderr_json()), r.stderr_text()
+    with r.client() as http:
+        assert http.get("/health").status_code == 200
