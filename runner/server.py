@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from runner.connections import is_loopback_peer
 from runner.grammar import GrammarInvalid, GrammarRefused, GrammarWorker, check_schema, schema_grammar
 from runner.guards import error_body, guard
 from runner.limits import FLAGS, Limits
@@ -291,14 +292,17 @@ def create_app(state: RunnerState, key: str | None, loopback_only: bool = True) 
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
+        # The file's name, never its folder: the path names the person's account and folders,
+        # and a shared runner answers other devices too.
         return {"object": "list", "data": [{
             "id": state.alias, "object": "model", "created": int(state.started),
-            "owned_by": "hearth", "meta": {"path": state.settings.model},
+            "owned_by": "hearth", "meta": {"file": _file_name(state.settings.model)},
         }]}
 
     @app.get("/runner/status")
-    async def status() -> dict[str, Any]:
-        return runner_status(state)
+    async def status(request: Request) -> dict[str, Any]:
+        peer = (request.client.host, request.client.port) if request.client else None
+        return runner_status(state, local=is_loopback_peer(peer))
 
     async def chat(body: ChatRequest, request: Request) -> Response:
         _require_generation(state)
@@ -542,11 +546,16 @@ def _is_special_token(model: Any, text: str) -> bool:
     return len(tokens) == 1 and model.token_text(tokens[0]) == text
 
 
-def runner_status(state: RunnerState) -> dict[str, Any]:
+def runner_status(state: RunnerState, local: bool = True) -> dict[str, Any]:
+    """What the runner is doing. ``local``: asked from this computer (the app); another device
+    gets the model's file name in place of its path."""
+    settings = state.settings.to_json()
+    path = state.settings.model if local else _file_name(state.settings.model)
+    settings["model"] = path
     out: dict[str, Any] = {
         "status": state.status,
-        "model": {"path": state.settings.model, "alias": state.alias},
-        "settings": state.settings.to_json(),
+        "model": {"path": path, "alias": state.alias},
+        "settings": settings,
         "uptime_s": round(time.time() - state.started, 3),
         "build": state.build,
         "devices": state.devices,
@@ -1132,6 +1141,10 @@ def turn_boundary(formatter: Any, model: Any) -> list[int]:
 
 
 _REPLY = "Hearth reply"
+
+
+def _file_name(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _basename(path: str) -> str:
