@@ -53,7 +53,8 @@ FIELDS: tuple[Field, ...] = (
     Field("repeat_penalty", "Repeat penalty", float, 0.0, 10.0, "general.sampling.penalty_repeat",
           "Above 1 makes repeating recent words less likely (1: off)."),
     Field("max_tokens", "Max tokens", int, 1, 1 << 24, None,
-          "Stop a reply after this many tokens (empty: until the model ends it)."),
+          "Stop a reply after this many tokens (empty: Hearth's default; a larger number for "
+          "longer replies)."),
     Field("seed", "Seed", int, 0, 2**31 - 1, None,
           "The same seed, settings and conversation give the same reply (empty: random)."),
 )
@@ -198,9 +199,18 @@ def preset_of(sampling: Sampling) -> Preset | None:
 # defaults, mirrored from runner/engine.py `Sampling`; the integration test checks they agree).
 RUNNER_DEFAULTS = Sampling(temperature=0.8, top_p=0.95, top_k=40, min_p=0.05, repeat_penalty=1.0)
 
+# The chat's own default length of a reply. Without one a base model (or a chat model that
+# misses its end token) writes until the context is full: minutes of text before Stop. 2048
+# tokens is some 1,500 words, longer than nearly every answer; a person who wants more sets
+# it per conversation. The API keeps OpenAI's meaning (no max_tokens: until the end or the
+# context): this applies to the app's chat only.
+CHAT_MAX_TOKENS = 2048
+CHAT_DEFAULTS = Sampling(max_tokens=CHAT_MAX_TOKENS)
+
 
 def model_defaults(metadata: Mapping[str, Any]) -> Sampling:
-    """The sampling defaults a GGUF's metadata names (``general.sampling.temp`` ...).
+    """The sampling defaults a GGUF's metadata names (``general.sampling.temp`` ...), over the
+    chat's own (:data:`CHAT_DEFAULTS`).
 
     A value of the wrong type or out of range is ignored: a file is not trusted to make a
     request the runner refuses. Floats are rounded to 6 digits (GGUF stores float32, so 0.95
@@ -215,7 +225,7 @@ def model_defaults(metadata: Mapping[str, Any]) -> Sampling:
             log.info("ignoring %s=%r in the model file", f.gguf_key, metadata[f.gguf_key])
             continue
         values[f.name] = round(value, 6) if isinstance(value, float) else value
-    return Sampling(**values)
+    return Sampling(**values).over(CHAT_DEFAULTS)
 
 
 def read_model_defaults(path: str | os.PathLike[str]) -> Sampling:

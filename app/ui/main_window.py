@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from app.chat.message import Message
 from app.chat.model_kind import base_model_note
-from app.chat.sampling import Sampling, model_defaults
+from app.chat.sampling import CHAT_DEFAULTS, Sampling, model_defaults
 from app.chat.source import ReplySource
 from app.chat.transcript import Transcript, can_continue
 from app.loading import text as load_text
@@ -556,9 +556,9 @@ class MainWindow(QMainWindow):
         self._remote = model
         # Nothing here knows the server model's defaults or context: the server applies its
         # own, and nothing is trimmed on this side.
-        self.session.model_defaults = Sampling()
+        self.session.model_defaults = CHAT_DEFAULTS
         self.session.context_size = 0
-        self.chat_settings.set_model_defaults(Sampling())
+        self.chat_settings.set_model_defaults(CHAT_DEFAULTS)
         self.chat_status.set_context_size(0)
         self._show_plan(None)
         self.base_box.hide()
@@ -616,7 +616,7 @@ class MainWindow(QMainWindow):
         whether it is a base model."""
         model = getattr(plan, "model", None)
         general = dict(getattr(model, "general", {}) or {})
-        defaults = model_defaults(general) if model is not None else Sampling()
+        defaults = model_defaults(general) if model is not None else CHAT_DEFAULTS
         self.session.model_defaults = defaults
         self.chat_settings.set_model_defaults(defaults)
         settings = getattr(plan, "settings", None)

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from app.chat.sampling import (
+    CHAT_DEFAULTS,
+    CHAT_MAX_TOKENS,
     FIELD_BY_NAME,
     FIELDS,
     PRESETS,
@@ -108,18 +110,24 @@ def test_model_defaults_from_metadata() -> None:
             "general.sampling.penalty_repeat": 1.05, "general.sampling.sequence": "edskypmxt",
             "general.architecture": "qwen3"}
     assert model_defaults(meta) == Sampling(temperature=0.6, top_p=0.95, top_k=20, min_p=0.0,
-                                            repeat_penalty=1.05)
+                                            repeat_penalty=1.05, max_tokens=CHAT_MAX_TOKENS)
+
+
+def test_a_chat_reply_ends_by_default_and_the_person_can_choose_longer() -> None:
+    """Issue 25, 9: "no limit" with a 32k context let a base model ramble until Stop."""
+    assert Sampling().to_params(model_defaults({}))["max_tokens"] == CHAT_MAX_TOKENS
+    assert Sampling(max_tokens=8000).to_params(model_defaults({}))["max_tokens"] == 8000
 
 
 def test_model_defaults_ignore_wrong_types_and_ranges() -> None:
     meta = {"general.sampling.temp": "0.7", "general.sampling.top_p": 7.0,
             "general.sampling.top_k": 2.5, "general.sampling.min_p": [0.1],
             "general.sampling.penalty_repeat": True, "general.sampling.temperature": 0.3}
-    assert model_defaults(meta) == Sampling()
-    assert model_defaults({}) == Sampling()
+    assert model_defaults(meta) == CHAT_DEFAULTS
+    assert model_defaults({}) == CHAT_DEFAULTS
     # One bad key does not cost the good ones.
     assert model_defaults({"general.sampling.temp": float("inf"),
-                           "general.sampling.top_k": 64}) == Sampling(top_k=64)
+                           "general.sampling.top_k": 64}) == Sampling(top_k=64).over(CHAT_DEFAULTS)
 
 
 def test_read_model_defaults_from_a_file(tmp_path: Path) -> None:
@@ -133,7 +141,8 @@ def test_read_model_defaults_from_a_file(tmp_path: Path) -> None:
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
-    assert read_model_defaults(path) == Sampling(temperature=0.6, top_k=20)
+    assert read_model_defaults(path) == Sampling(temperature=0.6, top_k=20,
+                                                 max_tokens=CHAT_MAX_TOKENS)
     with pytest.raises(GGUFError):
         read_model_defaults(tmp_path / "missing.gguf")
 
