@@ -135,6 +135,14 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
     app.setWindowIcon(app_icon())
     theme = ThemeController(app)
     theme.apply(settings.theme)  # before the first widget: no flash of the wrong palette
+    from app import paths
+    from app.instance import SingleInstance, StartRequest
+
+    # One Hearth per data folder (app/instance.py): a later start hands its file over and ends.
+    # Taken here, not in compose(): tests compose windows with data folders of their own.
+    instance = SingleInstance(paths.data_dir())
+    if not instance.claim():
+        return instance.hand_over(StartRequest.from_args(model, load), sys.stderr)
     gui = compose(app, settings=settings, apply_theme=theme.apply,
                   show_welcome=not settings.first_run_done)
     window = gui.window
@@ -151,6 +159,7 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
         if load:
             window.load_selected()
     window.show()
+    instance.serve(window)
     if check_start:
         from PySide6.QtCore import QTimer
 

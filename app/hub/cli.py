@@ -189,6 +189,7 @@ class TerminalProgress:
         self.out = out
         self.tty = out.isatty()
         self._last = 0.0
+        self._drawn = False  # a bar is on the terminal's last line
 
     def __call__(self, done: int, total: int | None, speed: float, eta: float | None,
                   phase: str) -> None:
@@ -206,14 +207,17 @@ class TerminalProgress:
                 f"{_size(int(speed))}/s{left} · {phase}")
         if self.tty:
             self.out.write("\r" + line[:150].ljust(150))
+            self._drawn = True
         else:
             self.out.write(line + "\n")
         self.out.flush()
 
     def end(self) -> None:
-        if self.tty:
+        """End the bar's line, so what is printed next starts on a line of its own."""
+        if self.tty and self._drawn:
             self.out.write("\n")
             self.out.flush()
+            self._drawn = False
 
 
 def _size(n: int | None) -> str:
@@ -294,7 +298,8 @@ def download_main(argv: list[str], out: TextIO = sys.stdout) -> int:
         prog="hearth download",
         description="Download a GGUF model from Hugging Face into Hearth's models folder. "
                     "Interrupted downloads continue where they stopped: run the same command "
-                    "again.")
+                    "again. A file that the Hearth app (or another `hearth download`) is "
+                    "downloading already is waited for, not fetched twice.")
     p.add_argument("repo", help="OWNER/REPO (or hf://OWNER/REPO/FILE)")
     p.add_argument("file", nargs="?", help="the .gguf file (any part of a split model)")
     p.add_argument("--quant", help="pick the file by quantization, e.g. Q4_K_M")
@@ -329,14 +334,23 @@ def download_main(argv: list[str], out: TextIO = sys.stdout) -> int:
     print(f"Downloading {details.repo_id} · {group.name}{size} into {folder}", file=sys.stderr)
     token = CancelToken()
     outcome: dict[str, Any] = {}
+    waiting = [""]  # whom the download is waiting for now ("" once it runs)
 
     def report(pr: DownloadProgress) -> None:
+        if pr.waiting_for != waiting[0]:
+            waiting[0] = pr.waiting_for
+            if pr.waiting_for:
+                bar.end()
+                print(f"{pr.current} is being downloaded by another Hearth ({pr.waiting_for}); "
+                      "waiting for it to finish. Ctrl+C stops waiting; nothing is lost.",
+                      file=sys.stderr, flush=True)
+                return
         bar(pr.done, pr.total, pr.rate, pr.eta, pr.phase)
 
     def work() -> None:
         try:
             outcome["paths"] = download_group(
-                sources, folder, cancel=token, progress=report,
+                sources, folder, cancel=token, progress=report, who="hearth download",
                 options=DownloadOptions(connections=max(1, args.connections)) if args.connections
                 else DownloadOptions())
         except BaseException as exc:  # handed to the main thread, which reports it
@@ -351,8 +365,12 @@ def download_main(argv: list[str], out: TextIO = sys.stdout) -> int:
         token.cancel()
         worker.join(30)
         bar.end()
-        print("Interrupted. What was downloaded is kept: run the same command to continue.",
-              file=sys.stderr)
+        if waiting[0]:
+            print(f"Stopped waiting. {waiting[0]} goes on downloading; run the same command "
+                  "again to wait for it or to continue where it stops.", file=sys.stderr)
+        else:
+            print("Interrupted. What was downloaded is kept: run the same command to continue.",
+                  file=sys.stderr)
         return EXIT_INTERRUPTED
     bar.end()
     error = outcome.get("error")

@@ -18,6 +18,13 @@ fetches model files itself:
   more. Only a verified file is renamed to its final name: a model in the library is complete.
 - Cancelling (the user's "pause") keeps the partial file and its journal; :func:`discard` is
   "cancel and delete".
+- One Hearth at a time per file: a download holds ``<name>.lock`` beside each file of its group
+  (app/storage/filelock.py, an OS lock the kernel drops when the process dies). The app and
+  ``hearth download`` in a terminal, started on the same file, used to write one partial file
+  together: the later one then failed ("No such file or directory") and its journal stayed
+  beside the verified model. Now the later one waits, saying for whom (``phase`` "waiting: …",
+  ``waiting_for``), and then goes on: usually to find the file complete and verified, or, if the
+  other stopped half way, to resume from its partial file.
 
 Everything is given as plain URLs and headers (:class:`DownloadSource`), so this module does
 not depend on how :class:`app.hub.client.HubClient` makes them; :func:`sources_for` bridges.
@@ -58,6 +65,7 @@ from app.hub.types import (
 )
 from app.jobs import CancelledError, CancelToken
 from app.storage.atomic import write_json_atomic
+from app.storage.filelock import FileLock
 
 _log = logging.getLogger(__name__)
 
@@ -98,6 +106,7 @@ class DownloadProgress:
     files: tuple[int, ...]  # bytes on disk per file, in the order of the sources
     phase: str  # "downloading", "verifying", "retrying in 4s: <why>", "paused: <why>", ...
     current: str = ""  # the file being worked on
+    waiting_for: str = ""  # while another Hearth downloads a file of the group: who (pid, what)
 
 
 def _free_space(folder: Path) -> int:
@@ -136,6 +145,7 @@ class DownloadOptions:
     connect_timeout: float = 20.0
     reserve: int = 256 * MiB  # free space left over after the download, for everything else
     progress_interval: float = 0.1  # at most ten progress callbacks a second
+    lock_poll: float = 0.5  # seconds between looks at a file another Hearth is downloading
     write: Callable[[int, bytes | memoryview, int], int] = _pwrite  # (fd, data, offset) -> written
     free_space: Callable[[Path], int] = _free_space  # bytes free on the drive holding a folder
 
@@ -184,9 +194,38 @@ def part_paths(folder: Path, name: str) -> tuple[Path, Path, Path]:
     return target, target.with_name(target.name + ".part"), target.with_name(target.name + ".part.json")
 
 
-def discard(folder: Path, name: str) -> None:
-    """Delete a paused download's partial file and journal ("cancel and delete")."""
+def lock_path(folder: Path, name: str) -> Path:
+    """The lock file that whoever downloads ``name`` under ``folder`` holds (checked name)."""
+    target = safe_join(folder, name)
+    return target.with_name(target.name + ".lock")
+
+
+def discard(folder: Path, name: str) -> bool:
+    """Delete a paused download's partial file and journal ("cancel and delete").
+
+    Returns False, deleting nothing, when another Hearth is downloading that file now: the bytes
+    are its work. A transfer of this process may be stopping still (the caller deletes again
+    once it has stopped); its files go at once.
+    """
     _, part, journal = part_paths(folder, name)
+    if not part.parent.is_dir():
+        return True
+    lock = FileLock(lock_path(folder, name))
+    got = lock.try_acquire()
+    try:
+        if not got:
+            holder = lock.holder()
+            if holder is None or not holder.is_this_process():
+                _log.info("kept the partial download of %s: %s is downloading it", name,
+                          holder or "another Hearth")
+                return False
+        _remove_partial(part, journal)
+        return True
+    finally:
+        lock.release()
+
+
+def _remove_partial(part: Path, journal: Path) -> None:
     for p in (part, journal):
         p.unlink(missing_ok=True)
 
@@ -459,9 +498,12 @@ class _Group:
     """One call of :func:`download_group`: connections, counters, progress, stopping."""
 
     def __init__(self, sources: Sequence[DownloadSource], folder: Path, cancel: CancelToken,
-                 progress: ProgressCallback | None, options: DownloadOptions, http: httpx2.Client) -> None:
+                 progress: ProgressCallback | None, options: DownloadOptions, http: httpx2.Client,
+                 who: str = "Hearth") -> None:
         self.sources = list(sources)
         self.folder = folder
+        self.who = who
+        self.waiting_for = ""
         self.cancel = cancel
         self.progress_cb = progress
         self.opt = options
@@ -513,7 +555,7 @@ class _Group:
         eta = (self.total - done) / self._rate if self._rate > 0 else None
         files = tuple(self.file_done(i) for i in range(len(self.sources)))
         self.progress_cb(DownloadProgress(done, self.total, self._rate, eta, files, self.phase,
-                                          self.current))
+                                          self.current, self.waiting_for))
 
     # -- stopping --------------------------------------------------------------------------------
 
@@ -539,24 +581,68 @@ class _Group:
 
     def run(self) -> list[Path]:
         self.cancel.check()
-        jobs = [self.prepare(i, s) for i, s in enumerate(self.sources)]
-        self.check_space(jobs)
-        paths: list[Path] = []
-        for i, job in enumerate(jobs):
-            if job is None:  # already complete and verified
-                paths.append(part_paths(self.folder, self.sources[i].name)[0])
-                continue
-            paths.append(self.fetch_file(i, job))
+        locks = self.lock_all()
+        try:
+            jobs = [self.prepare(i, s) for i, s in enumerate(self.sources)]
+            self.check_space(jobs)
+            paths: list[Path] = []
+            for i, job in enumerate(jobs):
+                if job is None:  # already complete and verified
+                    paths.append(part_paths(self.folder, self.sources[i].name)[0])
+                    continue
+                paths.append(self.fetch_file(i, job))
+        finally:
+            for lock in locks:
+                lock.release()
         self.emit(force=True, phase="; ".join(["done", *self.notes]))
         return paths
+
+    def lock_all(self) -> list[FileLock]:
+        """The lock of every file of the group, all or none, waiting while another Hearth holds
+        one. All or none, never holding some while waiting for the rest: two groups sharing
+        files can then never wait for each other."""
+        names = {lock_path(self.folder, s.name): s.name for s in self.sources}
+        locks = [FileLock(path, self.who) for path in names]
+        told = ""
+        while True:
+            busy: FileLock | None = None
+            for lock in locks:
+                lock.path.parent.mkdir(parents=True, exist_ok=True)
+                if not lock.try_acquire():
+                    busy = lock
+                    break
+            if busy is None:
+                if told:
+                    _log.info("the other download has let go; going on")
+                self.waiting_for = ""
+                return locks
+            for lock in locks:
+                lock.release()
+            holder = str(busy.holder() or "another process")
+            phase = f"waiting: {names[busy.path]} is being downloaded by another Hearth ({holder})"
+            if phase != told:
+                told = phase
+                _log.info("%s", phase)
+                self.waiting_for = holder
+                self.current = names[busy.path]
+                # What is on disk so far, so the wait shows where the file stands.
+                for i, s in enumerate(self.sources):
+                    with contextlib.suppress(OSError, DownloadError):
+                        self.base[i] = downloaded_bytes(self.folder, s)
+                self.emit(force=True, phase=phase)
+            if self.cancel.wait(self.opt.lock_poll):
+                raise CancelledError("Download paused.")
 
     def prepare(self, i: int, source: DownloadSource) -> _FileJob | None:
         target, part, jpath = part_paths(self.folder, source.name)
         if source.size < 0:
             raise DownloadError(f"The Hub lists a negative size for {source.name}.")
         journal = _Journal.load(jpath) if jpath.exists() else None
-        if target.is_file() and journal is None and not part.exists():
+        if target.is_file() and not part.exists():
             if target.stat().st_size == source.size and self.verify_final(i, target, source):
+                # A journal beside a verified file is a leftover (a crash between the rename and
+                # its deletion, or an older Hearth that downloaded alongside another): it goes.
+                jpath.unlink(missing_ok=True)
                 self.base[i] = source.size
                 return None
         if journal is not None and not (journal.matches(source) and part.is_file()
@@ -628,7 +714,7 @@ class _Group:
                         continue
                 if whole_again:
                     self.close_fd(job)
-                    discard(self.folder, src.name)
+                    _remove_partial(job.part, job.jpath)
                     raise IntegrityError(
                         f"{src.name} still does not match the Hub's checksum after it was fetched again "
                         "whole; the damaged download was deleted. Try again later; if it keeps "
@@ -1111,13 +1197,16 @@ def _hash_file(path: Path, group: _Group, phase: str) -> str:
 
 def download_group(sources: Sequence[DownloadSource], folder: Path, *, cancel: CancelToken,
                    progress: ProgressCallback | None = None, options: DownloadOptions | None = None,
-                   http: httpx2.Client | None = None) -> list[Path]:
+                   http: httpx2.Client | None = None, who: str = "Hearth") -> list[Path]:
     """Download every file of a group into ``folder``; returns their final paths, in order.
 
-    Resumes from partial files left by an earlier call. Raises :class:`CancelledError` when
-    ``cancel`` fires (the partial files stay: that is a pause), :class:`DiskFullError`,
-    :class:`AuthError`, :class:`IntegrityError`, :class:`DownloadUnavailableError` or
-    :class:`DownloadError`, each with a sentence for the user.
+    Resumes from partial files left by an earlier call. While another Hearth (another process,
+    or another call) downloads one of the files, waits for it, then goes on from what it left
+    (``who`` names this download in its locks, for the other's messages). Raises
+    :class:`CancelledError` when ``cancel`` fires (the partial files stay: that is a pause),
+    :class:`DiskFullError`, :class:`AuthError`, :class:`IntegrityError`,
+    :class:`DownloadUnavailableError` or :class:`DownloadError`, each with a sentence for the
+    user.
     """
     opt = options or DownloadOptions()
     for s in sources:
@@ -1128,7 +1217,7 @@ def download_group(sources: Sequence[DownloadSource], folder: Path, *, cancel: C
         follow_redirects=True,
         limits=httpx2.Limits(max_connections=max(opt.connections, 1) + 2,
                              max_keepalive_connections=max(opt.connections, 1) + 2))
-    group = _Group(sources, folder, cancel, progress, opt, client)
+    group = _Group(sources, folder, cancel, progress, opt, client, who)
     try:
         return group.run()
     except CancelledError:

@@ -5,6 +5,11 @@ of when it closed or crashed is queued again at the next start and continues fro
 file and journal (app/hub/download.py). Pause is a cancel that keeps the partial file; Cancel
 also deletes it. Progress comes from the download thread through a relay and reaches the view
 at most ten times a second.
+
+A file that ``hearth download`` (or any other Hearth process) is downloading already is not
+fetched twice: the downloader waits for the other's lock, and the row says so ("waiting: … is
+being downloaded by another Hearth (hearth download, pid N)"); then it finds the file verified,
+or resumes where the other stopped. Cancelling such a wait deletes nothing of the other's.
 """
 
 from __future__ import annotations
@@ -168,6 +173,7 @@ class DownloadManager(QObject):
 
     @staticmethod
     def _discard_files(entry: QueueEntry) -> None:
+        # discard() leaves the files of a download another Hearth is running now: they are its.
         for f in entry.files:
             try:
                 discard(Path(entry.folder), f.path)
@@ -214,7 +220,8 @@ class DownloadManager(QObject):
                 # The client is made here, not on the GUI thread: making it reads the keyring.
                 sources = sources_for(make_client(), entry.repo_id, entry.revision, _group(entry))
                 return self._download(sources, Path(entry.folder), cancel=token,
-                                      progress=lambda p: relay.progress.emit(id, p))
+                                      progress=lambda p: relay.progress.emit(id, p),
+                                      who="the Hearth app")
             finally:
                 # Cancelled (not paused) while running: the transfer has stopped only now, so
                 # only now can no chunk being recorded write its journal back.

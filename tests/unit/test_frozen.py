@@ -42,3 +42,18 @@ def test_a_windowed_app_without_stdout_or_stderr_can_still_print(
     assert sys.stdout is not None and sys.stderr is not None
     sys.stdout.close()
     sys.stderr.close()
+
+
+def test_the_installer_keeps_every_qt_module_the_app_imports() -> None:
+    """The spec dropped QtNetwork, which the single-instance hand-over needs: the installed app
+    could not pass a second start's file to the first."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    spec = (root / "installers" / "hearth.spec").read_text(encoding="utf-8")
+    imported = {m for path in (root / "app").rglob("*.py")
+                for m in re.findall(r"PySide6\.(Qt\w+)", path.read_text(encoding="utf-8"))}
+    assert "QtNetwork" in imported
+    for module in imported:
+        assert f'"PySide6.{module}"' not in spec, f"the spec excludes PySide6.{module}"
+        assert f'"Qt6{module[2:]}"' not in spec, f"the spec drops the Qt6{module[2:]} library"
