@@ -29,3 +29,17 @@ class HeaderTruncatedError(GGUFError):
 
 class MissingPartError(GGUFError):
     """One shard of a split model (``-0000k-of-0000N``) is not on disk."""
+
+
+class RefusedError(GGUFError):
+    """The file breaks a rule llama.cpp checks when it loads a model, so llama.cpp will refuse it
+    (or abort on it). ``check`` names the rule (``"zero_dim"``, ``"shape"``, ``"kv_type"``...);
+    ``what`` says what is wrong, in words. ``conversion``: a fault a converter, not a broken
+    download, usually makes (a key of the wrong type, a missing tensor)."""
+
+    def __init__(self, source: str, check: str, what: str, *, conversion: bool = False) -> None:
+        self.check = check
+        self.what = what
+        advice = ("Download it again, or choose another conversion of the model." if conversion
+                  else "Download it again.")
+        super().__init__(f"{source} is damaged: {what}; llama.cpp will refuse it. {advice}")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app.gguf.errors import GGUFError, MissingPartError
+from app.gguf.loadable import check_loadable
 from app.gguf.quant import FILE_TYPES, type_name
 from app.gguf.reader import ArrayInfo, GGUFHeader, TensorInfo, parse_header
 
@@ -137,7 +138,7 @@ def read_header_file(path: Path) -> GGUFHeader:
     except OSError as exc:
         raise GGUFError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
     end = header.data_offset + header.data_size
-    if end > size:
+    if end > size:  # llama-model-loader.h:47 "data is not within the file bounds"
         raise GGUFError(f"{path.name} is incomplete: its tensors need {end:,} bytes but the file "
                         f"has {size:,}. Let the download finish, or download it again.")
     return header
@@ -185,6 +186,8 @@ def model_from_headers(headers: Sequence[GGUFHeader], name_hint: str,
             f"{len(headers)} were given. Download every part."
         )
     tensors: list[TensorInfo] = [t for h in headers for t in h.tensors]
+    # What llama.cpp checks before it loads a model: refuse here what it would refuse there.
+    check_loadable(meta, headers[0].types, tensors, name_hint)
     return _build(meta, tensors, name_hint, paths)
 
 

@@ -6,7 +6,7 @@ the gguf package costs ~150 ms, which the planner's latency budget would rather 
 
 from __future__ import annotations
 
-from app.gguf.errors import GGUFError
+from app.gguf.errors import GGUFError, RefusedError
 
 # ggml_type id -> (name, elements per block, bytes per block)
 GGML_TYPES: dict[int, tuple[str, int, int]] = {
@@ -59,6 +59,14 @@ FILE_TYPES: dict[int, str] = {
 }
 
 
+# Types ggml once had and llama.cpp no longer loads: their ids are kept, their block size is 0
+# (ggml/include/ggml.h; gguf.cpp:740 refuses a tensor of such a type).
+REMOVED_TYPES: dict[int, str] = {
+    4: "Q4_2", 5: "Q4_3", 31: "Q4_0_4_4", 32: "Q4_0_4_8", 33: "Q4_0_8_8", 36: "IQ4_NL_4_4",
+    37: "IQ4_NL_4_8", 38: "IQ4_NL_8_8",
+}
+
+
 def type_name(ggml_type: int) -> str:
     entry = GGML_TYPES.get(ggml_type)
     return entry[0] if entry else f"type{ggml_type}"
@@ -74,15 +82,20 @@ def tensor_nbytes(ggml_type: int, shape: tuple[int, ...], name: str = "?",
                   source: str = "the file") -> int:
     """Bytes of a tensor's data, as ggml_nbytes computes them for a contiguous tensor."""
     entry = GGML_TYPES.get(ggml_type)
+    if entry is None and ggml_type in REMOVED_TYPES:
+        raise RefusedError(source, "type", f"tensor {name!r} has the type "
+                                           f"{REMOVED_TYPES[ggml_type]}, which llama.cpp no "
+                                           "longer loads", conversion=True)
     if entry is None:
         raise GGUFError(
             f"{source} uses tensor type {ggml_type} (in {name!r}), which this version of Hearth "
             "does not know. Update Hearth, or choose another quantization of the model."
         )
     _, block, size = entry
-    if shape[0] % block:
-        raise GGUFError(f"{source} is damaged: tensor {name!r} has rows of {shape[0]} elements, "
-                        f"not a multiple of {block} as {entry[0]} needs.")
+    if shape[0] % block:  # gguf.cpp:740
+        raise RefusedError(source, "block_size", f"tensor {name!r} has rows of {shape[0]} "
+                                                 f"elements, not a multiple of {block} as "
+                                                 f"{entry[0]} needs")
     rows = 1
     for d in shape[1:]:
         rows *= d

@@ -8,17 +8,19 @@ also reads the first megabytes of remote files and files users drop on it, so th
   cannot make it allocate gigabytes or loop for minutes;
 - skips the big tokenizer arrays without decoding them (only their element count is kept), which
   keeps a 256k-token vocabulary to a few tens of milliseconds;
-- raises :class:`HeaderTruncatedError` with a byte count when a partial download is too short.
+- raises :class:`HeaderTruncatedError` with a byte count when a partial download is too short;
+- refuses what llama.cpp's own GGUF reader refuses (ggml/src/gguf.cpp, ``gguf_init_from_reader``),
+  so Hearth never plans a file llama.cpp will not open. Each such check names the line it mirrors.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from app.gguf.errors import GGUFError, HeaderTruncatedError, NotGGUFError
+from app.gguf.errors import GGUFError, HeaderTruncatedError, NotGGUFError, RefusedError
 from app.gguf.quant import tensor_nbytes
 
 log = logging.getLogger(__name__)
@@ -33,8 +35,8 @@ MAX_TENSORS = 1 << 20
 MAX_STRING = 1 << 24  # 16 MiB: chat templates are kilobytes
 MAX_ARRAY = 1 << 26
 MAX_DIMS = 4  # GGML_MAX_DIMS
+MAX_NAME = 64  # GGML_MAX_NAME: a tensor name must be shorter
 MAX_ELEMENTS = 1 << 50
-MAX_ARRAY_DEPTH = 2
 # Arrays up to this many elements are decoded; longer ones (tokens, merges, scores) are only
 # counted: the planner needs their length, never their contents.
 DECODE_ARRAY_MAX = 4096
@@ -88,6 +90,9 @@ class GGUFHeader:
     tensors: tuple[TensorInfo, ...]
     alignment: int
     data_offset: int  # absolute offset of the tensor data section
+    # The GGUF value type of each metadata key, and for arrays their item type (else None):
+    # llama.cpp reads every key with one exact type and refuses a file that stores another.
+    types: dict[str, tuple[int, int | None]] = field(default_factory=dict)
 
     @property
     def data_size(self) -> int:
@@ -192,74 +197,110 @@ def _parse(cur: _Cursor, source: str) -> GGUFHeader:
                         f"{n_kv:,} metadata entries.")
 
     metadata: dict[str, Any] = {}
-    for _ in range(n_kv):
+    types: dict[str, tuple[int, int | None]] = {}
+    for i in range(n_kv):
         key = cur.string("a metadata key")
+        if not key:  # gguf.cpp:571 "key is empty"
+            raise _refused(source, "empty_key", f"metadata entry {i} has an empty name")
+        if key in metadata:  # gguf.cpp:575 "duplicate key"
+            raise _refused(source, "duplicate_key", f"the metadata key {key!r} appears twice")
         vtype = cur.u32()
-        metadata[key] = _read_value(cur, vtype, key, depth=0)
+        metadata[key], types[key] = _read_value(cur, vtype, key)
 
     alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
+    if "general.alignment" in types and types["general.alignment"][0] != _UINT32:
+        # gguf.cpp:623 "key 'general.alignment' must be of type u32"
+        raise _refused(source, "kv_type", "general.alignment is not stored as a uint32")
     if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
         raise GGUFError(f"{source} is damaged: general.alignment is {alignment!r}, "
                         "not a power of two.")
 
     tensors: list[TensorInfo] = []
     seen: set[str] = set()
+    expected_offset = 0  # where llama.cpp expects the next tensor: the data packed in order
     for _ in range(n_tensors):
         name = cur.string("a tensor name")
+        if len(name.encode()) >= MAX_NAME:  # gguf.cpp:657 "tensor name is too long"
+            raise _refused(source, "long_name", f"a tensor name is {len(name.encode())} bytes "
+                                                f"long (at most {MAX_NAME - 1})")
+        if name in seen:  # gguf.cpp:665 "duplicate tensor name"
+            raise _refused(source, "duplicate_tensor", f"tensor {name!r} appears twice")
+        seen.add(name)
         n_dims = cur.u32()
+        # gguf.cpp:679 refuses more than GGML_MAX_DIMS; a 0-dimensional tensor (a scalar) is
+        # no tensor any llama.cpp model has, so it is refused too.
         if not 1 <= n_dims <= MAX_DIMS:
-            raise GGUFError(f"{source} is damaged: tensor {name!r} has {n_dims} dimensions.")
+            raise _refused(source, "n_dims", f"tensor {name!r} has {n_dims} dimensions")
         shape = tuple(cur.u64() for _ in range(n_dims))
+        for d in shape:
+            if d >= 1 << 63:  # gguf.cpp:692 "dimension has invalid number of elements: < 0"
+                raise _refused(source, "negative_dim",
+                               f"tensor {name!r} has a negative dimension")
+            if d == 0:
+                # gguf.cpp accepts a zero-element tensor, but every tensor llama.cpp uses has a
+                # shape derived from the model's positive sizes: check_tensor_dims refuses it
+                # ("has wrong shape", llama-model-loader.cpp:917), and one it does not use
+                # ends in "wrong number of tensors" (:1398). No real model has one.
+                raise _refused(source, "zero_dim", f"tensor {name!r} has a dimension of 0")
         n_el = 1
         for d in shape:
             n_el *= d
-            if n_el > MAX_ELEMENTS:
+            if n_el > MAX_ELEMENTS:  # gguf.cpp:700-718 (INT64_MAX), far stricter
                 raise GGUFError(f"{source} is damaged: tensor {name!r} has an impossible shape "
                                 f"{list(shape)}.")
         ggml_type = cur.u32()
         offset = cur.u64()
         if offset % alignment:
-            raise GGUFError(f"{source} is damaged: tensor {name!r} is not aligned.")
-        if name in seen:
-            raise GGUFError(f"{source} is damaged: tensor {name!r} appears twice.")
-        seen.add(name)
-        nbytes = tensor_nbytes(ggml_type, shape, name, source)
+            raise _refused(source, "offset", f"tensor {name!r} is not aligned to "
+                                             f"{alignment} bytes")
+        nbytes = tensor_nbytes(ggml_type, shape, name, source)  # gguf.cpp:733-745
+        if offset != expected_offset:
+            # gguf.cpp:796 "tensor has offset N, expected M": the data section is the tensors
+            # in directory order, each padded to the alignment; anything else is damage.
+            raise _refused(source, "offset", f"tensor {name!r} starts at byte {offset:,} of "
+                                             f"the data where {expected_offset:,} was expected")
+        expected_offset += -(-nbytes // alignment) * alignment
         tensors.append(TensorInfo(name, shape, ggml_type, offset, nbytes))
 
     data_offset = -(-cur.pos // alignment) * alignment
-    return GGUFHeader(version, metadata, tuple(tensors), alignment, data_offset)
+    return GGUFHeader(version, metadata, tuple(tensors), alignment, data_offset, types)
 
 
-def _read_value(cur: _Cursor, vtype: int, key: str, depth: int) -> Any:
+def _refused(source: str, check: str, what: str) -> RefusedError:
+    return RefusedError(source, check, what)
+
+
+def _read_value(cur: _Cursor, vtype: int, key: str) -> tuple[Any, tuple[int, int | None]]:
+    """One metadata value, and its (type, item type)."""
     scalar = _SCALARS.get(vtype)
     if scalar is not None:
-        return cur.unpack(scalar)
+        return cur.unpack(scalar), (vtype, None)
     if vtype == _STRING:
-        return cur.string(f"metadata {key!r}")
+        return cur.string(f"metadata {key!r}"), (vtype, None)
     if vtype != _ARRAY:
         raise GGUFError(f"{cur.source} is damaged: metadata {key!r} has unknown type {vtype}.")
-    if depth >= MAX_ARRAY_DEPTH:
-        raise GGUFError(f"{cur.source} is damaged: metadata {key!r} nests arrays too deeply.")
     item_type = cur.u32()
     count = cur.u64()
     if count > MAX_ARRAY:
         raise GGUFError(f"{cur.source} is damaged: metadata {key!r} claims {count:,} items.")
+    kind = (vtype, item_type)
     item = _SCALARS.get(item_type)
     if item is not None:
         total = item.size * count
         cur.need(total)
         if count > DECODE_ARRAY_MAX:
             cur.pos += total
-            return ArrayInfo(item_type, count)
+            return ArrayInfo(item_type, count), kind
         values = list(struct.unpack_from(f"<{count}{item.format[-1]}", cur.buf, cur.pos))
         cur.pos += total
-        return values
+        return values, kind
     if item_type == _STRING:
         if count > DECODE_ARRAY_MAX:
             cur.skip_strings(count)
-            return ArrayInfo(item_type, count)
-        return [cur.string(f"metadata {key!r}") for _ in range(count)]
+            return ArrayInfo(item_type, count), kind
+        return [cur.string(f"metadata {key!r}") for _ in range(count)], kind
     if item_type == _ARRAY:
-        return [_read_value(cur, _ARRAY, key, depth + 1) for _ in range(count)]
+        # gguf.cpp:609 "key has invalid GGUF type 9": llama.cpp has no arrays of arrays.
+        raise _refused(cur.source, "nested_array", f"metadata {key!r} is an array of arrays")
     raise GGUFError(f"{cur.source} is damaged: metadata {key!r} has items of unknown type "
                     f"{item_type}.")

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.gguf import GGUFError
+from app.gguf import GGUFError, read_model
 from app.hardware.merge import RunnerDevicesError
 from app.hub.types import HubError
 from app.jobs import CancelledError, never_cancelled
@@ -108,8 +108,9 @@ def _at_least(value: int | None, low: int, flag: str, example: str) -> int | Non
 
 
 def main(argv: list[str]) -> int:
-    """Entry point for ``hearth plan``; returns the exit status (0 fits, 1 does not, 2 error;
-    for hf:// addresses also 3 the Hub cannot be reached, 4 a token is missing or refused)."""
+    """Entry point for ``hearth plan``; returns the exit status (0 fits, 1 does not, 2 error,
+    a file llama.cpp would refuse included; for hf:// addresses also 3 the Hub cannot be
+    reached, 4 a token is missing or refused)."""
     args = build_parser().parse_args(argv)
     try:
         budget_mib = _at_least(args.gpu_budget_mib, 1, "--gpu-budget-mib", "8192")
@@ -140,6 +141,10 @@ def main(argv: list[str]) -> int:
             from app.hub.cli import remote_model_for
 
             remote = remote_model_for(args.model)[0]
+        else:
+            # A file llama.cpp would refuse (app/gguf/loadable.py) is refused at once, before
+            # the hardware is detected and the runner asked what it drives, which take seconds.
+            read_model(args.model)
         build = _runner_build(args.runner_json, recorded, detect, args.runtime)
         prepared = prepare_load(
             args.model, cached=None, detect=detect, wishes=wishes,
