@@ -428,7 +428,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
         from app.settings import save_settings
         from app.ui.welcome import WelcomePage
 
-        welcome = WelcomePage(hub, downloads, hardware)
+        welcome = WelcomePage(hub, downloads, hardware, local=local)
 
         def welcome_done() -> None:
             current[0] = current[0].with_changes(first_run_done=True)
