@@ -87,12 +87,19 @@ def ensure_std_streams() -> None:
 def setup_logging() -> None:
     from app import paths
 
-    handler = logging.handlers.RotatingFileHandler(
-        paths.log_dir() / "hearth.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+    handler: logging.Handler
+    problem: OSError | None = None
+    try:
+        handler = logging.handlers.RotatingFileHandler(
+            paths.log_dir() / "hearth.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+    except OSError as exc:  # a read-only Hearth folder must not end the start in a traceback
+        handler, problem = logging.StreamHandler(sys.stderr), exc
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)
+    if problem is not None:
+        log.warning("no log file (%s): logging to the terminal", problem)
 
 
 def install_excepthooks(show: object) -> None:
@@ -135,6 +142,12 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
     app.setWindowIcon(app_icon())
     theme = ThemeController(app)
     theme.apply(settings.theme)  # before the first widget: no flash of the wrong palette
+    from app.ui import startup_problems as problems
+
+    # Before anything opens the data folder: one that cannot be written is asked about here.
+    if not problems.prepare_data_folder(
+            problems.print_and_continue if check_start else problems.ask_person):
+        return 1
     from app import paths
     from app.instance import SingleInstance, StartRequest
 
@@ -146,6 +159,8 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
     gui = compose(app, settings=settings, apply_theme=theme.apply,
                   show_welcome=not settings.first_run_done)
     window = gui.window
+    gui.store.when_opened(lambda outcome: problems.tell_about_library(
+        outcome, window, problems.print_and_show if check_start else problems.tell_person))
     if settings.window_geometry:
         window.restoreGeometry(QByteArray(settings.window_geometry))
 
@@ -165,7 +180,8 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
 
         def shown() -> None:  # the first turn of the event loop: the window is on screen
             print("hearth: window shown", flush=True)
-            app.quit()
+            # Opening the library is part of starting (a damaged one is set aside and told).
+            gui.store.when_opened(lambda _outcome: app.quit())
 
         QTimer.singleShot(0, shown)
     try:
@@ -276,7 +292,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     from app.services.storage import ConversationService, ModelLibraryService, StoreService
     from app.services.tasks import TaskRunner
     from app.settings import load_settings
-    from app.storage.db import StoreThread, open_database
+    from app.storage.db import StoreThread, open_library
     from app.ui.discover import DiscoverTab
     from app.ui.downloads_view import DownloadsView
     from app.ui.hardware_panel import HardwarePanel
@@ -286,7 +302,8 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     current = [settings or load_settings()]  # replaced whenever the dialog saves a change
     tasks = TaskRunner(parent, name="tasks")
     polls = TaskRunner(parent, max_threads=1, name="polls")
-    store = StoreService(StoreThread(lambda: open_database(store_path)), parent)
+    # A damaged library is set aside and a new one begun; run_gui tells the person.
+    store = StoreService(StoreThread(lambda: open_library(store_path)), parent)
     conversations = ConversationService(store, parent)
     library = ModelLibraryService(store, parent)
     runner = RunnerProcess(polls, parent, port=current[0].launch_port,

@@ -6,6 +6,10 @@ disk (except for a bounded flush when the window closes).
 
 Writes are queued in order on that one thread, so "append the live reply, then update it as it
 streams" needs no locking: the update job runs after the append job has stored the row id.
+
+Failures to read (the sidebar's list, opening a conversation) are reported apart from failures to
+save: the window shows ``failed`` as "Could not save the conversation", which is wrong, and
+alarming, when nothing was being saved.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from app.library import export
 from app.library.conversations import ConversationStore
 from app.library.models import ModelLibrary
 from app.storage.atomic import write_atomic
-from app.storage.db import Database, StorageError, StoreThread
+from app.storage.db import Database, SetAside, StorageError, StoreThread
 from app.storage.legacy import short_title
 
 log = logging.getLogger(__name__)
@@ -37,12 +41,28 @@ class StoreService(QObject):
     """Runs store calls on the store thread; results come back on the GUI thread."""
 
     failed = Signal(str)  # a storage failure, as a sentence for the user
+    # Once, when the store thread has opened the library or given up: the database's SetAside
+    # (a damaged library was moved away and a new one begun), None (opened as it was), or the
+    # exception that kept it closed. What the person must hear about at start.
+    opened = Signal(object)
     _done = Signal(object)  # (callback, value), emitted on the store thread
 
     def __init__(self, thread: StoreThread, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._thread = thread
         self._done.connect(self._deliver)
+        self._outcome: list[object] = []  # the opening's outcome, once delivered
+        self._waiting: list[Callable[[object], None]] = []
+        # The first job on the thread: it runs right after the opening, before any other call.
+        self.call(_set_aside, self._on_opened, self._on_opened)
+
+    def when_opened(self, fn: Callable[[object], None]) -> None:
+        """Call ``fn(outcome)`` on this thread once the library has opened or failed to (now,
+        when that is already known); the outcome is as :attr:`opened` carries it."""
+        if self._outcome:
+            fn(self._outcome[0])
+        else:
+            self._waiting.append(fn)
 
     def call(self, fn: Callable[[Database], T], on_ok: Callable[[T], None] | None = None,
              on_err: Callable[[Exception], None] | None = None) -> Future[T]:
@@ -78,9 +98,20 @@ class StoreService(QObject):
     def _report(self, exc: Exception) -> None:
         self.failed.emit(str(exc))
 
+    def _on_opened(self, outcome: object) -> None:
+        self._outcome.append(outcome)
+        waiting, self._waiting = self._waiting, []
+        for fn in waiting:
+            fn(outcome)
+        self.opened.emit(outcome)
+
     def _deliver(self, item: tuple[Callable[[Any], None], Any]) -> None:
         callback, value = item
         callback(value)
+
+
+def _set_aside(db: Database) -> SetAside | None:
+    return db.set_aside
 
 
 class _Ref:
@@ -98,7 +129,8 @@ class ConversationService(QObject):
     order, so the parent's insert has run by then).
     """
 
-    failed = Signal(str)
+    failed = Signal(str)  # a save failed (the chat session reports it)
+    read_failed = Signal(str)  # the list or a conversation could not be read (the sidebar)
     listed = Signal(object)  # list[ConversationSummary]: the answer to list_conversations()
     opened = Signal(object)  # Conversation: the answer to open(), show_branch()
     changed = Signal()  # the list's order or contents changed (a new conversation, a reply)
@@ -172,12 +204,12 @@ class ConversationService(QObject):
     def list_conversations(self, query: str = "") -> None:
         """The sidebar's rows (pinned first), filtered by ``query``; answered by ``listed``."""
         self._store.call(lambda db: ConversationStore(db).search(query), self.listed.emit,
-                         self._failed)
+                         self._read_failed("the conversations"))
 
     def open(self, conv_id: int) -> None:
         """Read a conversation; answered by ``opened``."""
         self._store.call(lambda db: ConversationStore(db).get(conv_id), self.opened.emit,
-                         self._failed)
+                         self._read_failed("the conversation"))
 
     def show_branch(self, conv_id: int, message_id: int) -> None:
         """Show another version at a branch point; answered by ``opened``."""
@@ -248,6 +280,16 @@ class ConversationService(QObject):
 
     def _failed(self, exc: Exception) -> None:
         self.failed.emit(str(exc))
+
+    def _read_failed(self, what: str) -> Callable[[Exception], None]:
+        def report(exc: Exception) -> None:
+            # A StorageError is a sentence for the person; anything else is a bug, already in
+            # the log with its traceback (StoreService.call).
+            why = str(exc) if isinstance(exc, StorageError) else \
+                "an unexpected error (the details are in the log)"
+            self.read_failed.emit(f"Could not read {what}. {why}")
+
+        return report
 
 
 class ModelLibraryService(QObject):

@@ -48,6 +48,10 @@ class StorageBusyError(StorageError):
 class StorageCorruptError(StorageError):
     """The file is not a SQLite database, or a damaged one; nothing was written to it."""
 
+    def __init__(self, message: str, path: Path | None = None, detail: str = "") -> None:
+        super().__init__(message, path)
+        self.detail = detail  # what SQLite found, in its words, for the notice at start
+
 
 class StorageTooNewError(StorageError):
     """The database was written by a newer Hearth; it was left exactly as it was."""
@@ -59,6 +63,20 @@ def too_new(path: Path, found: int, known: int) -> StorageTooNewError:
         f"The library at {path} was written by a newer version of Hearth (schema version {found}; "
         f"this version understands up to {known}). Update Hearth to open it; nothing in it was "
         f"changed.", path)
+
+
+def damaged(path: Path, detail: str, action: str) -> StorageCorruptError:
+    """The error for a damaged library file (or one that is not a database at all).
+
+    At start Hearth sets such a file aside itself (db.py's ``open_library``); this sentence is
+    for damage found later, or a file that could not be moved.
+    """
+    return StorageCorruptError(
+        f"Hearth could not {action}: the library file {path} is damaged or is not a Hearth "
+        f"database ({detail}). Quit Hearth and start it again: at start it sets a damaged library "
+        f"aside (nothing in it is deleted) and begins a new one. If this message comes back, "
+        f"move the file (with any {path.name}-wal and {path.name}-shm beside it) to another "
+        f"folder yourself, or restore it from a backup.", path, detail)
 
 
 def translate(exc: sqlite3.Error, path: Path, action: str) -> StorageError | None:
@@ -81,11 +99,7 @@ def translate(exc: sqlite3.Error, path: Path, action: str) -> StorageError | Non
             f"(perhaps a second Hearth). Close the other program and try again; nothing already "
             f"saved is lost.", path)
     if primary in (SQLITE_CORRUPT, SQLITE_NOTADB):
-        return StorageCorruptError(
-            f"Hearth could not {action}: the library file {path} is damaged or is not a Hearth "
-            f"database ({detail}). Quit Hearth and move the file "
-            f"(with any {path.name}-wal and {path.name}-shm beside it) to another folder to start "
-            f"with an empty library, or restore it from a backup.", path)
+        return damaged(path, detail, action)
     if primary in (SQLITE_READONLY, SQLITE_PERM):
         return StorageError(
             f"Hearth could not {action}: the library file {path} cannot be written ({detail}). "

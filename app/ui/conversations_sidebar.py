@@ -2,7 +2,9 @@
 
 Every change goes through the conversation service (app/services/storage.py), which answers on
 the GUI thread; the list is asked for again whenever the service says the conversations changed,
-with the current search text. Dialogs are injected so tests can answer them.
+with the current search text. Dialogs are injected so tests can answer them. When the list (or a
+conversation) cannot be read, the sidebar says so above the list, where the empty list would
+otherwise suggest there was nothing to read.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog,
     QInputDialog,
+    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -27,7 +30,7 @@ from PySide6.QtWidgets import (
 from app.library.conversations import ConversationSummary
 from app.library.export import file_name
 from app.services.protocols import ConversationsLike
-from app.ui.common import ask
+from app.ui.common import ask, plain_label, set_text_color, text_color
 
 SEARCH_DELAY_MS = 200  # typing pauses this long before the search runs
 ROLE_ID = Qt.ItemDataRole.UserRole
@@ -75,6 +78,10 @@ class ConversationsSidebar(QWidget):
         self._search_timer.setInterval(SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self.refresh)
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
+        self.problem: QLabel = plain_label()  # why the list could not be read; hidden when it was
+        self.problem.setAccessibleName("Conversations problem")
+        set_text_color(self.problem, text_color(self.problem.palette(), "#d0342c"))
+        self.problem.hide()
         self.list = QListWidget()
         self.list.setAccessibleName("Conversations")
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -91,6 +98,7 @@ class ConversationsSidebar(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.new_btn)
         layout.addWidget(self.search)
+        layout.addWidget(self.problem)
         layout.addWidget(self.list, 1)
         self.setTabOrder(self.new_btn, self.search)
         self.setTabOrder(self.search, self.list)
@@ -98,6 +106,11 @@ class ConversationsSidebar(QWidget):
         service.listed.connect(self._on_listed)
         service.changed.connect(self.refresh)
         service.exported.connect(self.exported.emit)
+        # Not every ConversationsLike reports reads apart (app/services/protocols.py predates
+        # it): the real service does, and a stand-in without it simply never shows a problem.
+        read_failed = getattr(service, "read_failed", None)
+        if read_failed is not None:
+            read_failed.connect(self._on_read_failed)
         self.refresh()
 
     # ---- public --------------------------------------------------------------------------------
@@ -162,7 +175,12 @@ class ConversationsSidebar(QWidget):
     def _row(self, conv_id: int | None) -> ConversationSummary | None:
         return next((r for r in self._rows if r.id == conv_id), None)
 
+    def _on_read_failed(self, sentence: str) -> None:
+        self.problem.setText(sentence)
+        self.problem.show()
+
     def _on_listed(self, rows: list[ConversationSummary]) -> None:
+        self.problem.hide()
         self._rows = list(rows)
         self.list.blockSignals(True)
         self.list.clear()
