@@ -315,12 +315,6 @@ class DeviceBar:
         """Everything in use with the plan loaded (other apps included)."""
         return sum(s.bytes for s in self.segments)
 
-    def caption(self) -> str:
-        """"NVIDIA GeForce RTX 3090 · 33 layers · 18.4 of 24.0 GiB"."""
-        where = "System RAM" if self.kind == "cpu" else self.name
-        layers = f" · {self.layers} layer{'s' if self.layers != 1 else ''}" if self.layers else ""
-        return f"{where}{layers} · {wording.gib(self.used)} of {wording.gib(self.capacity)}"
-
     def detail(self) -> str:
         """The plan's parts in numbers; when they do not fit, by how much."""
         parts = [f"{s.label} {_size(s.bytes)}" for s in self.segments if s.kind != "others"

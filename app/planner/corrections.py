@@ -107,6 +107,31 @@ class CorrectionStore:
             })
         self._save(entries)
 
+    def last_load(self, model: str, build: str) -> list[Measurement]:
+        """What the newest recorded load of ``model`` on ``build`` measured, one per device.
+
+        A panel opened after that load shows it beside its prediction: the load's own signal
+        went out before the panel existed. (Entries are kept newest last; one load's devices
+        share its settings key.)
+        """
+        entries = [e for e in self._load() if e.get("model") == model and e.get("build") == build]
+        if not entries:
+            return []
+        newest = entries[-1].get("settings")
+        found: dict[str, Measurement] = {}
+        for e in entries:  # oldest first: a newer entry for a device wins
+            if e.get("settings") != newest:
+                continue
+            dev = str(e.get("device"))
+            try:
+                found[dev] = Measurement(dev, int(e.get("predicted_kv", 0)),
+                                         int(e.get("predicted_compute", 0)),
+                                         int(e.get("measured_kv", 0)),
+                                         int(e.get("measured_compute", 0)))
+            except (TypeError, ValueError):  # a damaged entry: shown as not measured
+                log.warning("ignoring a damaged measurement of %s on %s", model, dev)
+        return list(found.values())
+
     def corrections(self, model: str, build: str,
                     settings: Mapping[str, Any] | None = None) -> dict[str, Correction]:
         """Per device: the entry for exactly these settings, else the newest for the model."""

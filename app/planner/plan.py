@@ -518,9 +518,12 @@ class _Search:
                 grid[0] < train:
             r.append(Reason("ctx_floor", {"n_ctx": grid[0]}))
         if s.flash_attn == "on" and not self.p.flash_attn:
-            r.append(Reason("flash_attn", {
-                "compute": compute_bytes(m, s),
-                "compute_off": compute_bytes(m, replace(s, flash_attn="off"))}))
+            on, off = compute_bytes(m, s), compute_bytes(m, replace(s, flash_attn="off"))
+            # Only a reason where it saves memory the user can see: with a small context the
+            # output phase is the largest either way, and "514 MiB instead of 514 MiB" says
+            # nothing.
+            if wording.differs_as_shown(on, off):
+                r.append(Reason("flash_attn", {"compute": on, "compute_off": off}))
         if not self.p.n_threads:
             r.append(Reason("threads", self.thread_params))
         r.append(Reason("reserve", {"gpu_margin": self.w.margin if self.gpus else None,

@@ -48,6 +48,17 @@ def mib(n: int) -> str:
     return f"{n / MiB:.0f} MiB"
 
 
+def size(n: int) -> str:
+    """GiB, or MiB below one GiB: a tiny model's buffers of a few MiB would read "0.0 GiB"."""
+    return gib(n) if n >= GiB else mib(n)
+
+
+def differs_as_shown(a: int, b: int) -> bool:
+    """Whether ``a`` and ``b`` read differently in MiB: two figures a sentence sets against
+    each other must not read the same."""
+    return mib(a) != mib(b)
+
+
 def num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
@@ -152,6 +163,15 @@ def _threads(p: Mapping[str, Any]) -> str:
     return why
 
 
+def _flash_attn(p: Params) -> str:
+    if not differs_as_shown(p["compute"], p["compute_off"]):
+        # The planner gives this reason only where it saves memory; one recorded otherwise
+        # must not read "at 514 MiB instead of 514 MiB".
+        return "Flash attention on."
+    return (f"Flash attention on: it keeps the compute buffer at {mib(p['compute'])} instead "
+            f"of {mib(p['compute_off'])}.")
+
+
 def _reserve(p: Params) -> str:
     parts = []
     if p.get("gpu_margin") is not None:
@@ -228,8 +248,7 @@ _WORDING: dict[str, Callable[[Params], str]] = {
                                       "that."),
     "ctx_floor": lambda p: (f"Context kept at the floor of {p['n_ctx']} tokens: less would make "
                             "the model forget the conversation too soon."),
-    "flash_attn": lambda p: (f"Flash attention on: it keeps the compute buffer at "
-                             f"{mib(p['compute'])} instead of {mib(p['compute_off'])}."),
+    "flash_attn": _flash_attn,
     "threads": _threads,
     "reserve": _reserve,
     "gpu_budget": lambda p: (f"Planned as if each GPU had {p['budget'] // MiB:,} MiB "

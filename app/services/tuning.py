@@ -5,8 +5,10 @@ model and machine in the store.
 Opening reads the GGUF header, the hardware report (detecting it when there is none yet), the
 runner build's devices and the corrections earlier loads measured: disk and child processes, so it
 is a job on the task runner, through the same ``prepare_load`` the loader plans with (without the
-dry run). The result is a :class:`~app.loading.tuning.TuningContext`; every recompute after that
-is pure and synchronous.
+dry run). The result is a :class:`MeasuredContext`: a :class:`~app.loading.tuning.TuningContext`
+with what the newest load of the model measured, which the panel shows beside its prediction
+(the loader's ``measured`` signal of a load made before the panel existed reached no panel).
+Every recompute after that is pure and synchronous.
 
 The loader reads the saved pins with :meth:`TuningService.saved_pins` from its planning thread, so
 the next load of a model uses them whoever starts it.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
@@ -34,7 +37,7 @@ from app.loading.tuning import (
     pins_to_json,
     settings_key,
 )
-from app.planner.corrections import CorrectionStore
+from app.planner.corrections import CorrectionStore, Measurement, model_key
 from app.planner.plan import LaunchPlan
 from app.planner.types import Pins, PlannerError, Wishes
 from app.runner_client.build import RunnerBuild
@@ -51,6 +54,14 @@ log = logging.getLogger(__name__)
 STORE_TIMEOUT_S = 10.0  # the planning thread waits this long for the store, then plans without
 
 
+@dataclass(frozen=True)
+class MeasuredContext(TuningContext):
+    """A model opened for tuning, with what the newest load of it on this runner build measured
+    per device (empty: not loaded yet, or its settings were not the plan's)."""
+
+    measured: tuple[Measurement, ...] = ()
+
+
 def _default_detect() -> HardwareReport:
     from app.hardware import detect_hardware
 
@@ -60,7 +71,7 @@ def _default_detect() -> HardwareReport:
 class TuningService(QObject):
     """Opens models for the offload panel, plans their pins and saves them."""
 
-    opened = Signal(object)  # TuningContext: the model is ready to tune
+    opened = Signal(object)  # MeasuredContext: the model is ready to tune
     failed = Signal(str)  # the model could not be opened, or the pins not saved: a sentence
     saved = Signal(str)  # the path whose pins were saved (or reset)
 
@@ -97,8 +108,9 @@ class TuningService(QObject):
         detect, wishes, find_build = self._detect, self.wishes, self._find_build
         store_in, read_saved = self._corrections, self._read_saved
 
-        def work(token: CancelToken) -> TuningContext:
+        def work(token: CancelToken) -> MeasuredContext:
             build = find_build(token)
+            store = store_in or CorrectionStore()
             # The machine key comes from the report as the loader sees it (before the runner
             # build's devices are merged in and RAM is measured again), so the two agree.
             report = cached if cached is not None else detect()
@@ -106,13 +118,14 @@ class TuningService(QObject):
             # The loader's planning path without the dry run: the same hardware, build merge and
             # measured corrections, so the panel's first plan is the one a load would start from.
             prepared = prepare_load(path, cached=cached, detect=lambda: report, wishes=wishes,
-                                    store=store_in or CorrectionStore(), build=build, probe=None,
-                                    token=token)
+                                    store=store, build=build, probe=None, token=token)
             token.check()
-            return TuningContext(
+            # Under the keys the loader recorded it with (app/loading/measure.py).
+            measured = tuple(store.last_load(model_key(path), build.key)) if build.key else ()
+            return MeasuredContext(
                 path=path, model=prepared.plan.model, hardware=prepared.hardware,
                 corrections=prepared.stored, notes=notes_of(prepared.plan), wishes=wishes,
-                key=key, saved=read_saved(key))
+                key=key, saved=read_saved(key), measured=measured)
 
         self._job = self._tasks.start_job(work, self._on_opened, self._on_error, name="tune",
                                           expected=(GGUFError, PlannerError, OSError))

@@ -2,10 +2,13 @@
 compute buffers from the left, the part Hearth keeps free at the right end of the capacity.
 
 The plan fits when its parts end before the kept-free part begins; a plan that runs into it (or
-past the capacity) is drawn in red, and the caption under the bar says by how much. What a load
-measured is a dashed mark on the bar and a line of numbers beside the prediction.
+past the capacity) is drawn in red, and the caption under the bar says by how much. The header
+above the bar is the model's share, which the settings alone decide; what other programs use now
+is a line of its own. What a load measured is a dashed mark on the bar and a line of numbers
+beside the prediction.
 
-The widget draws :class:`~app.loading.tuning.DeviceBar` data; it computes nothing itself.
+The widget draws :class:`~app.loading.tuning.DeviceBar` data; its words and the mark's place come
+from app/loading/bar_text.py, so it computes nothing itself.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
+from app.loading import bar_text
 from app.loading.tuning import SEGMENT_LABELS, DeviceBar, Measured, measured_text
 from app.ui.common import plain_label, set_text_color, text_color
 
@@ -43,6 +47,12 @@ class _Strip(QWidget):
 
     def sizeHint(self) -> QSize:
         return QSize(320, BAR_HEIGHT)
+
+    def marker_bytes(self) -> int | None:
+        """Where the measured mark stands, in bytes from the left end (None: no mark)."""
+        if self.bar is None or self.measured is None:
+            return None
+        return bar_text.measured_mark(self.bar, self.measured)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         bar = self.bar
@@ -80,9 +90,9 @@ class _Strip(QWidget):
         if cap_x < w:  # the capacity's end, inside an overflowing bar
             p.setPen(QPen(text, 2))
             p.drawLine(int(cap_x), 0, int(cap_x), h)
-        if self.measured is not None:
-            others = bar.segments[0].bytes if bar.segments else 0
-            mx = (others + self.measured.total) * px
+        mark = self.marker_bytes()
+        if mark is not None:
+            mx = mark * px
             p.setPen(QPen(text, 2, Qt.PenStyle.DashLine))
             p.drawLine(int(mx), -2, int(mx), h + 2)
         p.setPen(QPen(QColor(RED) if not bar.fits else self.palette().color(
@@ -103,20 +113,27 @@ class MemoryBar(QWidget):
         self.caption.setFont(font)
         self.strip = _Strip()
         self.detail = plain_label(muted=True)
+        # Apart from the header: it changes from one open to the next, the header does not.
+        self.free_now = plain_label(muted=True)
         self.measured_label = plain_label()
         self.measured_label.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 4)
         layout.setSpacing(2)
-        for w in (self.caption, self.strip, self.detail, self.measured_label):
+        for w in (self.caption, self.strip, self.detail, self.free_now, self.measured_label):
             layout.addWidget(w)
         self.bar: DeviceBar | None = None
 
-    def set_bar(self, bar: DeviceBar, measured: Measured | None = None) -> None:
-        """Show ``bar``; ``measured``: what the last load of this model allocated here."""
+    def set_bar(self, bar: DeviceBar, measured: Measured | None = None, *,
+                gpus: bool = False) -> None:
+        """Show ``bar``; ``measured``: what the last load of this model allocated here;
+        ``gpus``: whether the plan has GPUs (only then are layers in RAM counted)."""
         self.bar = bar
-        self.caption.setText(bar.caption())
+        header = bar_text.header(bar, gpus=gpus)
+        free = bar_text.free_now(bar)
+        self.caption.setText(header)
         self.detail.setText(bar.detail())
+        self.free_now.setText(free)
         # Muted when it fits; in red (the palette's text leaning red) when it does not.
         set_text_color(self.detail, None if bar.fits else text_color(self.palette(), RED))
         self.detail.setForegroundRole(QPalette.ColorRole.PlaceholderText if bar.fits
@@ -124,7 +141,7 @@ class MemoryBar(QWidget):
         self.strip.bar = bar
         self.strip.measured = measured
         self.strip.setAccessibleName(f"Memory of {bar.name}")
-        self.strip.setAccessibleDescription(f"{bar.caption()}. {bar.detail()}")
+        self.strip.setAccessibleDescription(f"{header}. {bar.detail()} {free}")
         self.strip.setToolTip(bar.detail())
         if measured is not None:
             self.measured_label.setText(measured_text(bar, measured))

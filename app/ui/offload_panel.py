@@ -53,6 +53,7 @@ from app.loading.tuning import (
 from app.planner.plan import LaunchPlan
 from app.planner.types import Pins
 from app.services.protocols import TuningLike
+from app.services.tuning import MeasuredContext
 from app.ui.common import heading_label, plain_label, set_text_color, text_color
 from app.ui.memory_bar import RED, MemoryBar, MemoryLegend
 
@@ -449,6 +450,10 @@ class OffloadPanel(QWidget):
             return  # another model was chosen meanwhile
         self.ctx = ctx
         self.pins = ctx.saved
+        if isinstance(ctx, MeasuredContext) and ctx.measured and not self._measured:
+            # The load that measured them ended before this panel was made, so its signal
+            # never reached it. A measurement that came by signal while opening is newer.
+            self._measured = measured_by_device(ctx.measured)
         self._build_fields(ctx)
         self._set_enabled(True)
         self._say("Every setting starts at the planner's choice; change one to pin "
@@ -525,8 +530,9 @@ class OffloadPanel(QWidget):
             old = self._bars.pop()
             self.bars_box.removeWidget(old)
             old.deleteLater()
+        gpus = any(b.kind == "gpu" for b in bars)
         for widget, bar in zip(self._bars, bars, strict=True):
-            widget.set_bar(bar, self._measured.get(bar.llama_name))
+            widget.set_bar(bar, self._measured.get(bar.llama_name), gpus=gpus)
 
     # For tests and the screenshot script: the row of one setting.
     def field(self, name: str) -> _Field | None:

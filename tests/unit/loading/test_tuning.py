@@ -14,6 +14,7 @@ import pytest
 from app.gguf import ModelInfo
 from app.hardware.merge import merge_runner_devices
 from app.loading import tuning
+from app.loading.bar_text import header
 from app.loading.tuning import (
     TuningContext,
     blamed_fields,
@@ -190,8 +191,8 @@ def test_bars_of_a_plan_that_fits(real_models: dict[str, ModelInfo]) -> None:
         assert bar.reserve == b.device.reserve and bar.fits and bar.over == 0
         assert bar.used + bar.reserve <= bar.capacity
     assert sum(b.layers for b in bars[:2]) == plan.model.n_layer + 1
-    assert "RTX 3090" in bars[0].caption() and "of 24.0 GiB" in bars[0].caption()
-    assert bars[2].caption().startswith("System RAM")
+    assert "RTX 3090" in header(bars[0], gpus=True) and "of 24.0 GiB" in header(bars[0], gpus=True)
+    assert header(bars[2], gpus=True).startswith("System RAM")
     assert "kept free" in bars[0].detail()
 
 
