@@ -33,6 +33,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from app.chat.fold import fold
 from app.chat.message import Message
 from app.chat.source import ReplySource
 from app.chat.streaming import Reasoned, split_reasoning
@@ -42,6 +43,19 @@ ACTION_SCHEME = "hearth"  # the view's own links: copy, edit, regenerate, versio
 CURSOR_MARK = "▍"  # shown at the end of a reply while it streams
 MESSAGE_GAP_PX = 14  # space above each message's name line
 NAME_GAP_PX = 2  # space between a name and its message
+# Collapsed cell borders cost Qt about half a millisecond a cell to lay out and paint (a 30 x 13
+# table: 230 ms here); a grid drawn by the table's colour showing through one pixel of cell
+# spacing looks the same and costs a third. Small tables keep the collapsed rules they had.
+GRID_TABLE_CELLS = 100
+# "Show all" shows a message as plain text, a block at least every this many characters: Qt
+# lays a line out in time that grows faster than its length (a 1 MB line without spaces:
+# minutes), in blocks of this size in linear time.
+WHOLE_BLOCK_CHARS = 2_000
+# Up to this size "Show all" shows the text in the transcript: linear, but the transcript lays
+# out all of it at once (about 0.6 s of the main thread a megabyte here), and again on every
+# resize. A bigger message opens in a window of its own, a plain-text editor that lays out only
+# what it shows (a megabyte in about 30 ms).
+WHOLE_INLINE_CHARS = 100_000
 
 # Pygments styles whose colours read well on a code background close to the view's own.
 LIGHT_CODE_STYLE = "default"
@@ -211,10 +225,20 @@ def _render_code_inline(self: Any, tokens: Sequence[Token], idx: int, options: A
 
 def _render_table_open(self: Any, tokens: Sequence[Token], idx: int, options: Any,
                        env: Any) -> str:
+    theme = _theme(env)
+    cells = 0
+    for token in tokens[idx:]:
+        if token.type == "table_close":
+            break
+        cells += token.type in ("th_open", "td_open")
+    env["grid"] = cells > GRID_TABLE_CELLS
+    if env["grid"]:
+        return (f'<table border="0" cellspacing="1" cellpadding="4" bgcolor="{theme.border}" '
+                f'style="margin-top:6px; margin-bottom:6px">\n')
     # Qt draws no cell rules unless asked, and bevelled ones unless told "solid"; collapse
     # gives single lines.
     return (f'<table border="1" cellspacing="0" cellpadding="4" style="border-collapse:collapse; '
-            f'border-style:solid; border-color:{_theme(env).border}; margin-top:6px; '
+            f'border-style:solid; border-color:{theme.border}; margin-top:6px; '
             f'margin-bottom:6px">\n')
 
 
@@ -225,7 +249,10 @@ def _render_cell_open(self: Any, tokens: Sequence[Token], idx: int, options: Any
     align = {"text-align:left": "left", "text-align:center": "center",
              "text-align:right": "right"}.get(style, "")
     attrs = f' align="{align}"' if align else ""
-    return f"<{token.tag}{attrs} style=\"border-color:{_theme(env).border}\">"
+    theme = _theme(env)
+    if env.get("grid"):  # the cell's own background hides the table's colour but for the grid
+        return f'<{token.tag}{attrs} bgcolor="{theme.base}">'
+    return f"<{token.tag}{attrs} style=\"border-color:{theme.border}\">"
 
 
 def _render_blockquote_open(self: Any, tokens: Sequence[Token], idx: int, options: Any,
@@ -234,6 +261,9 @@ def _render_blockquote_open(self: Any, tokens: Sequence[Token], idx: int, option
 
 
 _md = _make_parser()
+# Code blocks are found by the block rules alone: inline parsing is most of the cost of a big
+# reply, and a code block's text never depends on it.
+_blocks_md = _make_parser().disable("inline")
 
 
 @lru_cache(maxsize=64)
@@ -278,7 +308,7 @@ def code_blocks(text: str) -> list[str]:
     code" link copies."""
     answer = split_reasoning(text).answer
     return [t.content[:-1] if t.content.endswith("\n") else t.content
-            for t in _md.parse(answer) if t.type in ("fence", "code_block")]
+            for t in _blocks_md.parse(answer) if t.type in ("fence", "code_block")]
 
 
 # ---- Messages ----------------------------------------------------------------------------------
@@ -293,27 +323,72 @@ def render_name(role: str, theme: Theme = LIGHT) -> str:
 
 
 def render_message(m: Message, theme: Theme = LIGHT, streaming: bool = False, *,
-                   index: int | None = None, expanded: bool = False) -> str:
+                   index: int | None = None, expanded: bool = False, whole: bool = False) -> str:
     """One message as HTML: its name line, its reasoning (folded), its text, its note and,
     given its ``index`` in the view, its action links (Copy, Edit or Regenerate, versions).
 
     A user's message is shown as typed (escaped, line breaks kept); others are Markdown. While
-    ``streaming``, the reply ends with :data:`CURSOR_MARK`.
+    ``streaming``, the reply ends with :data:`CURSOR_MARK`. Text too big to render at once is
+    folded (app/chat/fold.py) and gets a "Show all" link; ``whole`` shows all of the stored text
+    instead, as plain text (:func:`render_whole`).
     """
-    if m.role == "user":
-        body = f"<p>{escape_text(m.content)}</p>\n" if m.content else ""
+    cut = False
+    if whole and not streaming:
+        body, head = render_whole(m.content, theme), ""
+    elif m.role == "user":
+        folded = fold(m.content, markdown=False)
+        cut = folded.cut
+        body = f"<p>{escape_text(folded.text)}</p>\n" if folded.text else ""
         head = ""
     else:
         reasoned = split_reasoning(m.content)
         head = render_reasoning(reasoned, theme, index, expanded)
         copy = (index, 0) if index is not None else None
-        body = render_markdown(reasoned.answer, theme, copy) if reasoned.answer else ""
+        folded = fold(reasoned.answer)
+        cut = folded.cut or (expanded and fold(reasoned.reasoning or "").cut)
+        body = render_markdown(folded.text, theme, copy) if folded.text else ""
     if streaming:
         body = _with_cursor(body)
     tail = render_note(m, theme)
     if index is not None and not streaming:
-        tail += render_actions(m, theme, index)
+        tail += render_actions(m, theme, index, whole=True if whole else (False if cut else None))
     return render_name(m.role, theme) + head + body + tail
+
+
+# Anchored at line starts, so that each line is scanned once: unanchored, the search would start
+# again at every character of a line just under the limit.
+_LONG_LINE = re.compile(rf"^[^\n]{{{WHOLE_BLOCK_CHARS + 1},}}", re.MULTILINE)
+
+
+def break_long_lines(text: str) -> str:
+    """``text`` with a line end at least every :data:`WHOLE_BLOCK_CHARS` characters (after a
+    space when there is one), for Qt's layout only."""
+    return _LONG_LINE.sub(_break_line, text)
+
+
+def _break_line(m: re.Match[str]) -> str:
+    # After a space in the second half of each block when there is one, so that the break looks
+    # like the wrapping around it.
+    line, out, start = m.group(), [], 0
+    while len(line) - start > WHOLE_BLOCK_CHARS:
+        end = start + WHOLE_BLOCK_CHARS
+        space = line.rfind(" ", start + WHOLE_BLOCK_CHARS // 2, end)
+        end = space + 1 if space >= 0 else end
+        out.append(line[start:end])
+        start = end
+    out.append(line[start:])
+    return "\n".join(out)
+
+
+def render_whole(text: str, theme: Theme = LIGHT) -> str:
+    """All of a message's stored text, as plain text in a code font: what "Show all" shows.
+
+    Plain, not Markdown, so that showing it costs linear time whatever it holds (a table of a
+    million cells, a line of a megabyte). Long lines are broken for Qt's sake only
+    (:func:`break_long_lines`): Copy still copies the stored text.
+    """
+    return (f'<pre style="background-color:{theme.code_bg}; color:{theme.text}; '
+            f'white-space:pre-wrap">{html.escape(break_long_lines(text), quote=False)}</pre>\n')
 
 
 def render_reasoning(reasoned: Reasoned, theme: Theme, index: int | None,
@@ -333,7 +408,7 @@ def render_reasoning(reasoned: Reasoned, theme: Theme, index: int | None,
     out = f'<p style="color:{theme.muted}">{label}</p>\n'
     if expanded and reasoned.reasoning:
         out += (f'<blockquote style="color:{theme.muted}">'
-                f"{render_markdown(reasoned.reasoning, theme)}</blockquote>\n")
+                f"{render_markdown(fold(reasoned.reasoning).text, theme)}</blockquote>\n")
     return out
 
 
@@ -343,15 +418,22 @@ def render_note(m: Message, theme: Theme = LIGHT) -> str:
             if m.note else "")
 
 
-def render_actions(m: Message, theme: Theme, index: int) -> str:
+def render_actions(m: Message, theme: Theme, index: int, whole: bool | None = None) -> str:
     """The small line under a message: Copy, Edit (a question) or Regenerate (a reply), the
-    versions at a branch point, and a reply's speed."""
+    versions at a branch point, and a reply's speed. ``whole``: None for a message shown as it
+    is, False for one shown folded ("Show all", or "Show all in a window" past
+    :data:`WHOLE_INLINE_CHARS`), True for one shown whole ("Show less")."""
     def link(action: str, text: str) -> str:
         return (f'<a href="{ACTION_SCHEME}:{action}/{index}" style="color:{theme.muted}">'
                 f"{escape_text(text)}</a>")
 
     parts = [link("copy", "Copy"), link("edit", "Edit") if m.role == "user"
              else link("regenerate", "Regenerate")]
+    if whole:
+        parts.append(link("whole", "Show less"))
+    elif whole is not None:
+        where = " in a window" if len(m.content) > WHOLE_INLINE_CHARS else ""
+        parts.append(link("whole", f"Show all{where} ({len(m.content):,} characters)"))
     at, count = m.branch
     if count > 1:
         back = link("prev", "‹") if at > 1 else "‹"

@@ -7,6 +7,11 @@ update. The cost of an update therefore does not grow with the conversation, the
 selection in earlier messages survives, and the scroll position stays where the user put it
 (the view follows the reply only while it is scrolled to the bottom).
 
+Text too big to render at once is folded before anything parses it (app/chat/fold.py): a
+finished message is rendered from a bounded copy, with a "Show all" link that shows the stored
+text whole as plain text, and the live reply is folded as it grows, so an update costs at most
+the folded size. Copy always copies the stored text.
+
 Model output never makes the view read a file or the network: app/chat/render.py makes HTML
 without images or resource links, and the document refuses to load any resource anyway (Qt's
 own image handler reads a file named by an ``<img>`` even when ``loadResource`` declines, so
@@ -20,9 +25,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from PySide6.QtCore import QEvent, QSizeF, QUrl, Signal
+import shiboken6
+from PySide6.QtCore import QEvent, QMimeData, QSizeF, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QDesktopServices,
+    QFontDatabase,
     QPainter,
     QPalette,
     QPyTextObject,
@@ -32,8 +39,9 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
 )
-from PySide6.QtWidgets import QApplication, QTextBrowser, QWidget
+from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextBrowser, QWidget
 
+from app.chat.fold import Folder
 from app.chat.message import Message
 from app.chat.render import (
     ACTION_SCHEME,
@@ -41,7 +49,9 @@ from app.chat.render import (
     CURSOR_MARK,
     MESSAGE_GAP_PX,
     NAME_GAP_PX,
+    WHOLE_INLINE_CHARS,
     Theme,
+    break_long_lines,
     code_blocks,
     link_allowed,
     render_markdown,
@@ -91,6 +101,37 @@ class NoImages(QPyTextObject):
         return None
 
 
+class WholeText(QPlainTextEdit):
+    """A message's whole stored text in a window of its own, for one too big to show in the
+    transcript: a plain-text editor lays out only the lines it shows, so a megabyte opens at
+    once, scrolls, and resizes without holding up the app. Read-only, and plain text: nothing
+    in it is markup, so it cannot name a file either."""
+
+    def __init__(self, text: str, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._text = text
+        self.setWindowFlag(Qt.WindowType.Window)
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.setWindowTitle(title)
+        self.setReadOnly(True)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setPlainText(break_long_lines(text))  # a block per long line: see render.py
+        self.resize(820, 640)
+
+    def text(self) -> str:
+        """The stored text it shows."""
+        return self._text
+
+    def createMimeDataFromSelection(self) -> QMimeData:
+        # All of it selected copies the stored text, without the line ends added for Qt.
+        cur = self.textCursor()
+        if cur.selectionStart() == 0 and cur.selectionEnd() >= self.document().characterCount() - 1:
+            data = QMimeData()
+            data.setText(self._text)
+            return data
+        return super().createMimeDataFromSelection()
+
+
 class ChatView(QTextBrowser):
     """The transcript of one conversation, with the reply being streamed at its end.
 
@@ -113,9 +154,14 @@ class ChatView(QTextBrowser):
         self._live: Message | None = None  # the reply being streamed, at the document's end
         self._live_start = 0  # where the live part begins (the end of the finished messages)
         self._tail_start = 0  # where the live reply's unfinished tail begins
+        self._answer_start = 0  # where the live reply's answer begins (after its head)
         self._splitter = StreamSplitter()
+        self._folder = Folder(live=True)  # the live answer's folded copy, as it grows
+        self._shown = ""  # that copy, as last rendered
         self._live_head: tuple[object, ...] | None = None  # what the live head was drawn from
         self._expanded: set[int] = set()  # messages whose reasoning is unfolded
+        self._whole: set[int] = set()  # folded messages the user asked to see whole
+        self._windows: list[tuple[Message, WholeText]] = []  # bigger ones, in windows
         self._placeholder = ""
         self._showing_placeholder = False
         self._theme = theme_for(self.palette())
@@ -153,6 +199,7 @@ class ChatView(QTextBrowser):
         self._messages = list(messages)
         self._live = None
         self._expanded.clear()
+        self._whole.clear()
         self._rebuild()
         bar = self.verticalScrollBar()
         bar.setValue(bar.maximum())
@@ -222,7 +269,8 @@ class ChatView(QTextBrowser):
     # ---- the document ---------------------------------------------------------------------------
 
     def _render(self, m: Message, index: int) -> str:
-        return render_message(m, self._theme, index=index, expanded=index in self._expanded)
+        return render_message(m, self._theme, index=index, expanded=index in self._expanded,
+                              whole=index in self._whole)
 
     def _rebuild(self) -> None:
         """Render everything again (another conversation, another palette, unfolded reasoning)."""
@@ -265,6 +313,7 @@ class ChatView(QTextBrowser):
         cur.movePosition(QTextCursor.MoveOperation.End)
         self._live_start = cur.position()
         self._splitter = StreamSplitter()
+        self._folder, self._shown = Folder(live=True), ""
         reasoned = split_reasoning(m.content)
         index = len(self._messages)
         expanded = index in self._expanded
@@ -272,7 +321,7 @@ class ChatView(QTextBrowser):
         self._insert(cur, render_name(m.role, self._theme) +
                      render_reasoning(reasoned, self._theme, index, expanded))
         cur.movePosition(QTextCursor.MoveOperation.End)
-        self._tail_start = cur.position()
+        self._tail_start = self._answer_start = cur.position()
         if reasoned.thinking:
             self._insert(cur, f"<p>{CURSOR_MARK}</p>", self._plain_format)
             return
@@ -290,6 +339,14 @@ class ChatView(QTextBrowser):
 
     def _update_answer(self, cur: QTextCursor, answer: str) -> None:
         index = len(self._messages)
+        # The splitter cuts the folded copy, not the answer: what it renders stays bounded.
+        shown = self._folder.feed(answer)
+        if not shown.startswith(self._shown[:self._splitter.done]):
+            # What was rendered as finished changed (the fold promises it does not; this
+            # only keeps a broken promise from showing a garbled reply): render it anew.
+            self._splitter = StreamSplitter()
+            self._tail_start = self._answer_start
+        self._shown = answer = shown
         follows = self._splitter.open_paragraph  # before advance(): where the tail began
         chunks = self._splitter.advance(answer)
         self._remove_from(cur, self._tail_start)
@@ -343,7 +400,8 @@ class ChatView(QTextBrowser):
                         "links open): %.200s", text)
 
     def _on_action(self, path: str) -> None:
-        """``copy/3``, ``copy-code/3/1``, ``think/3``, ``edit/3``, ``regenerate/3``, ``prev/3``…"""
+        """``copy/3``, ``copy-code/3/1``, ``think/3``, ``whole/3``, ``edit/3``, ``regenerate/3``,
+        ``prev/3``…"""
         kind, _, rest = path.partition("/")
         numbers = [int(p) for p in rest.split("/") if p.isdigit()]
         if not numbers:
@@ -353,11 +411,17 @@ class ChatView(QTextBrowser):
         message = self._messages[index] if index < len(self._messages) else live
         if message is None:
             return  # a link of a message that is gone (another conversation meanwhile)
-        if kind == "think":
-            if index in self._expanded:
-                self._expanded.discard(index)
+        if kind == "whole" and live is not None:
+            return  # a reply is shown whole once it has finished
+        if kind == "whole" and index not in self._whole and \
+                len(message.content) > WHOLE_INLINE_CHARS:
+            self._show_whole(message)
+        elif kind in ("think", "whole"):
+            unfolded = self._expanded if kind == "think" else self._whole
+            if index in unfolded:
+                unfolded.discard(index)
             else:
-                self._expanded.add(index)
+                unfolded.add(index)
             with self._keeping_scroll():
                 self._rebuild()
         elif kind == "copy":
@@ -370,6 +434,24 @@ class ChatView(QTextBrowser):
                 self.copied.emit("the code")
         elif kind in ("edit", "regenerate", "prev", "next") and live is None:
             self.action.emit(kind, message)
+
+
+    def _show_whole(self, message: Message) -> WholeText:
+        """A message too big for the transcript, whole in a window (raised if already open)."""
+        # A closed window deletes itself (WA_DeleteOnClose); its wrapper stays here until now.
+        self._windows = [(m, w) for m, w in self._windows if shiboken6.isValid(w)]
+        for m, window in self._windows:
+            if m is message:
+                window.raise_()
+                window.activateWindow()
+                return window
+        who = "Your message" if message.role == "user" else "The reply"
+        # A child of the view, so that it closes with the app's window.
+        window = WholeText(message.content, f"{who} ({len(message.content):,} characters)",
+                           self)
+        self._windows.append((message, window))
+        window.show()
+        return window
 
 
 def _head_key(reasoned: Reasoned, expanded: bool) -> tuple[object, ...]:
