@@ -307,7 +307,8 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     conversations = ConversationService(store, parent)
     library = ModelLibraryService(store, parent)
     runner = RunnerProcess(polls, parent, port=current[0].launch_port,
-                           host=current[0].launch_host, limits=current[0].runner_limits)
+                           host=current[0].launch_host, limits=current[0].runner_limits,
+                           sharing=current[0].share_runner)
     def devices_of_the_runtime() -> dict[str, Any]:
         # What the runtime the next load uses can drive (chosen now if not yet; off the GUI
         # thread, with the machine report the service has just shown).
@@ -396,12 +397,14 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     from PySide6.QtWidgets import QDialog, QVBoxLayout
 
     def open_settings() -> None:
+        from app.services.sharing import apply_now
         from app.ui.settings_dialog import SettingsDialog
 
         dialog = SettingsDialog(current[0], models=local, hub=hub, runner=runner,
                                 apply_theme=apply_theme or (lambda _theme: None),
                                 folders=lambda: local.folders, remote=remote,
-                                workers=workers, parent=window)
+                                workers=workers, parent=window,
+                                reload=lambda: apply_now(runner, loader.restart))
 
         def changed(s: AppSettings) -> None:
             if s.runtime != current[0].runtime:
@@ -411,6 +414,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
             current[0] = s
             runner.port = s.launch_port  # from the next load on
             runner.host = s.launch_host
+            runner.sharing = s.share_runner  # the kept key, not a new one per load
             runner.limits = s.runner_limits
 
         dialog.changed.connect(changed)

@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 from app import paths
-from app.remote.share import LOOPBACK, valid_host
+from app.remote.share import DEFAULT_PORT, LOOPBACK, valid_host
 from app.runner_client.limits import limit_problem
 from app.storage.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FILE_NAME = "settings.json"
 
 Theme = Literal["system", "light", "dark"]
@@ -49,10 +49,21 @@ MAX_PORT = 65535
 
 # One step per schema version: MIGRATIONS[n] turns a version-n dict into a version-(n + 1) one.
 # A step works on plain JSON data and must not fail on values it does not use (they are checked
-# after the last step, key by key). Version 1 is the first schema: nothing to migrate yet.
+# after the last step, key by key).
 # A new key with a default (``share_host``) needs no step: a file without it reads as the default.
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
-MIGRATIONS: dict[int, Migration] = {}
+
+
+def _fixed_share_port(data: dict[str, Any]) -> dict[str, Any]:
+    """1 -> 2: the sharing port 0 (a new port at every load) becomes the fixed default. It was
+    the default before, and a port that changes breaks every app set up with the address."""
+    out = dict(data)
+    if type(out.get("runner_port")) is int and out["runner_port"] == 0:  # not False
+        out["runner_port"] = DEFAULT_PORT
+    return out
+
+
+MIGRATIONS: dict[int, Migration] = {1: _fixed_share_port}
 
 
 class SettingsFormatError(ValueError):
@@ -64,8 +75,10 @@ class AppSettings:
     """Everything the settings dialog and the window remember between runs."""
 
     theme: Theme = "system"
-    # The runner's port when other apps may use it; 0: any free port (a new one each load).
-    runner_port: int = 0
+    # The runner's port while other apps may use it: fixed, so their set-up keeps working from
+    # one load to the next (app/remote/share.py says why this default); 0: any free port, a new
+    # one at each load, for the person who asks for it.
+    runner_port: int = DEFAULT_PORT
     # Other apps (and, with a wider ``share_host``, other devices) may use the loaded model
     # (the dialog shows URL and key).
     share_runner: bool = False

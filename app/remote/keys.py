@@ -1,35 +1,31 @@
-"""Server API keys in the OS keyring (no Qt), the way app/hub/auth.py keeps the Hugging Face
-token: service "hearth", user ``server:<id>``. A key is never written to a plain file.
+"""Server API keys (no Qt), kept by the one rule for Hearth's secrets (app/storage/secrets.py):
+in the OS keyring where one is usable (service "hearth", user ``server:<id>``, the entries
+Hearth has always written), else in the owner-only file in Hearth's config folder. A key never
+goes into ``servers.json``.
 
-Where no keyring works, :func:`save_key` raises :class:`KeyringUnavailableError`; the service
-then keeps the key in memory for this run only and says so. Every call here may block (a
-keyring can ask to be unlocked): call them off the GUI thread.
+Where even that fails (a locked keyring, a config folder that cannot be written),
+:func:`save_key` raises :class:`KeyStoreError`; the service then keeps the key in memory for
+this run only and says so. Every call here may block (a keyring can ask to be unlocked): call
+them off the GUI thread.
 """
 
 from __future__ import annotations
 
 import logging
 
-import keyring
-import keyring.errors
-
 from app.remote.servers import ServerFormError
-
-SERVICE = "hearth"
+from app.storage import secrets
 
 log = logging.getLogger(__name__)
 
-KEYRING_NOTICE = ("This computer has no working password store (keyring), so Hearth cannot keep "
-                  "the server's API key safely: it is used until Hearth closes, and you will "
-                  "need to enter it again next time.")
 
-
-class KeyringUnavailableError(Exception):
-    """No keyring backend works here; ``str()`` says what that means for the user."""
+class KeyStoreError(Exception):
+    """The key could not be kept; ``str()`` says what that means for the user."""
 
     def __init__(self, detail: str = "") -> None:
-        super().__init__(KEYRING_NOTICE)
-        self.detail = detail  # the keyring library's own words, for the log
+        super().__init__(f"Hearth could not keep the server's API key: {detail} It is used until "
+                         "Hearth closes, and you will need to enter it again next time.")
+        self.detail = detail  # the store's own sentence, for the log
 
 
 def _user(server_id: str) -> str:
@@ -47,27 +43,25 @@ def check_key(key: str) -> str:
 
 
 def save_key(server_id: str, key: str) -> None:
-    """Keep ``key`` for the server (KeyringUnavailableError where no keyring works)."""
+    """Keep ``key`` for the server (KeyStoreError when it cannot be kept)."""
     try:
-        keyring.set_password(SERVICE, _user(server_id), key)
-    except Exception as exc:  # backends raise their own types (dbus, secretstorage, ...)
-        raise KeyringUnavailableError(str(exc)) from exc
+        secrets.put(_user(server_id), key)
+    except secrets.SecretStoreError as exc:
+        raise KeyStoreError(str(exc)) from exc
 
 
 def get_key(server_id: str) -> str | None:
-    """The saved key, or None when none is saved or no keyring works (logged)."""
+    """The saved key, or None when none is saved or it cannot be read (logged)."""
     try:
-        return keyring.get_password(SERVICE, _user(server_id)) or None
-    except Exception as exc:
-        log.info("keyring unavailable for server %s: %s", server_id, exc)
+        return secrets.get(_user(server_id)) or None
+    except secrets.SecretStoreError as exc:
+        log.info("the key of server %s cannot be read: %s", server_id, exc)
         return None
 
 
 def delete_key(server_id: str) -> None:
-    """Forget the server's key; nothing happens when none is saved or no keyring works."""
+    """Forget the server's key; nothing happens when none is saved or it cannot be reached."""
     try:
-        keyring.delete_password(SERVICE, _user(server_id))
-    except keyring.errors.PasswordDeleteError:
-        return
-    except Exception as exc:
+        secrets.delete(_user(server_id))
+    except secrets.SecretStoreError as exc:
         log.info("could not delete server %s's key: %s", server_id, exc)

@@ -1,9 +1,10 @@
 """The servers the user added: records, their base URLs, and the file they are kept in (no Qt).
 
 Kept as ``servers.json`` in the config folder (one atomic write), never with their API keys:
-those live in the OS keyring (app/remote/keys.py). Each record also keeps the model ids its
-last check found, so the picker can list them at start without contacting anything: Hearth
-talks to a server only when the user adds it, refreshes it, or chats with one of its models.
+those are kept apart, like every secret of Hearth's (app/remote/keys.py). Each record also
+keeps the model ids its last check found, so the picker can list them at start without
+contacting anything: Hearth talks to a server only when the user adds it, refreshes it, or
+chats with one of its models.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class Server:
     id: str  # stable, made when added: the keyring entry and the picker entries use it
     name: str
     base_url: str  # normalized: scheme://host[:port]/path, no trailing slash (usually .../v1)
-    has_key: bool = False  # an API key is kept for it (keyring, or memory for this run)
+    has_key: bool = False  # an API key is kept for it (the secret store, or memory for this run)
     models: tuple[str, ...] = ()  # the model ids its last successful check listed
     checked: float = 0.0  # when that check was made (time.time); 0: never
 

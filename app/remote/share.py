@@ -1,23 +1,44 @@
-"""Sharing this computer's model: where the runner listens and the URL others use (no Qt).
+"""Sharing this computer's model: where the runner listens, the URL others use, and the key
+they send (no Qt).
 
 The runner listens on loopback unless the user turns sharing on and picks a wider interface:
 "all networks" (0.0.0.0) or one address of this computer. Hearth itself always talks to the
 runner on an address that works locally (:func:`local_url`); the URL shown to paste into
 another device names this computer's network address (:func:`shared_url`).
+
+Other apps are set up once with the address and the key, so both stay the same from one load
+to the next: the port is fixed (:data:`DEFAULT_PORT` unless the person picks another) and the
+key (:class:`SharedKey`) is made once, kept in the secret store (app/storage/secrets.py), and
+replaced only when the person asks for a new one.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+import secrets
 import socket
+import threading
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import urlsplit
+
+from app.storage import secrets as secret_store
 
 log = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
 ALL_INTERFACES = "0.0.0.0"
+# The runner's port while shared, unless the person picks another. 4327 spells HEAR on a phone
+# keypad. It is none of the ports other local-model apps take by default, so Hearth can run
+# beside them with both shared: LM Studio 1234, Jan 1337, LiteLLM 4000, GPT4All 4891,
+# text-generation-webui 5000, KoboldCpp 5001, Gradio 7860, vLLM 8000, llama-server and
+# llamafile 8080, Ollama 11434; nor a common development server's (3000, 5173, 8000, 8888). It
+# is below every system's range of ephemeral ports (Linux 32768-60999, Windows and macOS
+# 49152-65535), so an outgoing connection never holds it when the runner starts.
+DEFAULT_PORT = 4327
+# The shared key's name in the secret store.
+KEY_NAME = "runner:key"
 
 
 @dataclass(frozen=True)
@@ -107,3 +128,65 @@ def shared_url(runner_url: str, host: str, interfaces: list[Interface]) -> str:
         address = host
     shown = f"[{address}]" if ":" in address else address
     return f"http://{shown}:{port}/v1" if port else f"http://{shown}/v1"
+
+
+# -- the key other apps send ----------------------------------------------------------------------
+
+
+class SecretStore(Protocol):
+    """Where the key is kept: app/storage/secrets.py, or a test's in-memory store."""
+
+    def get(self, name: str) -> str | None: ...
+
+    def put(self, name: str, value: str) -> None: ...
+
+    def notice(self) -> str: ...
+
+
+def new_key() -> str:
+    """A new random key (256 bits, URL-safe text: it goes into an HTTP header)."""
+    return secrets.token_urlsafe(32)
+
+
+class SharedKey:
+    """The key other apps and devices use for the shared model.
+
+    Made the first time it is wanted and kept in ``store``, so it is the same at every load
+    and every start of Hearth until :meth:`rotate` replaces it. Read once per process and then
+    kept in memory: a keyring may ask to be unlocked, and a load should not ask each time.
+    :meth:`get` and :meth:`rotate` raise app.storage.secrets.SecretStoreError when the store
+    fails.
+    """
+
+    def __init__(self, store: SecretStore | None = None) -> None:
+        self._store: SecretStore = store if store is not None else secret_store
+        self._value: str | None = None
+        self._lock = threading.Lock()  # the runner and the dialog may ask at once
+
+    def get(self) -> str:
+        with self._lock:
+            if self._value is None:
+                value = self._store.get(KEY_NAME)
+                if not value:
+                    value = new_key()
+                    self._store.put(KEY_NAME, value)
+                    log.info("made the shared model's key (%s)", self._store.notice())
+                self._value = value
+            return self._value
+
+    def rotate(self) -> str:
+        """A new key, kept in place of the old one (which stops working at the next load)."""
+        with self._lock:
+            value = new_key()
+            self._store.put(KEY_NAME, value)
+            self._value = value
+            return value
+
+    def notice(self) -> str:
+        """Where the key is kept, as a sentence for Settings."""
+        return self._store.notice()
+
+
+# The one shared key of this process: the runner and the Settings dialog use the same, so a
+# key made by either is the one the other sees.
+SHARED_KEY = SharedKey()

@@ -66,8 +66,9 @@ def build_launch(model: str, flags: list[str] | None = None,
     ``port`` 0 lets the system pick a free one (the runner reports it); a fixed port is for
     other apps that the user lets use the model. ``host`` is loopback unless the user shares
     the model with other devices (an address of this computer, or 0.0.0.0 for every network):
-    then ``--allow-remote`` says it is on purpose. Either way the key is required and new for
-    each start.
+    then ``--allow-remote`` says it is on purpose. Either way the key is required: ``key``
+    where one is given (the shared model's kept key, app/remote/share.py, which other apps
+    are set up with), else a new one for this start.
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"the runner's port must be 0 (any free port) or 1–65535, not {port!r}")
@@ -75,6 +76,9 @@ def build_launch(model: str, flags: list[str] | None = None,
         remote = not ipaddress.ip_address(host).is_loopback
     except ValueError:
         raise ValueError(f"the runner's interface must be an IP address, not {host!r}") from None
+    if key and (not key.isascii() or not key.isprintable() or any(c.isspace() for c in key)):
+        # It becomes an HTTP header on both sides: refuse what a header cannot carry.
+        raise ValueError("the runner's key must be printable ASCII without spaces")
     key = key or secrets.token_urlsafe(32)
     env = dict(os.environ if base_env is None else base_env)
     env["HEARTH_API_KEY"] = key

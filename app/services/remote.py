@@ -5,8 +5,9 @@ Every network and keyring call runs on the task pool and answers with a signal; 
 Hearth contacts a server only when the user adds or edits it, presses Refresh, chooses one of its
 models (the model is checked to still be there) or chats with it: nothing at start.
 
-Keys are read from the keyring once, on the pool, and kept in memory for the run; where no
-keyring works a new key is kept in memory only, and ``failed`` says so.
+Keys are read once, on the pool, and kept in memory for the run. They are kept by the rule
+for all of Hearth's secrets (app/storage/secrets.py: the OS keyring, else an owner-only file);
+where even that fails, a new key is kept in memory only, and ``failed`` says so.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from app.services.tasks import TaskRunner
 
 log = logging.getLogger(__name__)
 
-KEY_UNREADABLE = ("The API key for this server could not be read from the keyring (it may be "
-                  "locked, or gone): choose Edit and enter it again.")
+KEY_UNREADABLE = ("The API key for this server could not be read (the keyring may be locked, "
+                  "or the key gone): choose Edit and enter it again.")
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ class RemoteService(QObject):
                 if new_key:
                     try:
                         store.save_key(server_id, new_key)
-                    except keystore.KeyringUnavailableError as exc:
+                    except keystore.KeyStoreError as exc:
                         log.info("keyring: %s", exc.detail)
                         note = str(exc)
                 else:

@@ -16,12 +16,13 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
-from app.remote.share import LOOPBACK, local_url
+from app.remote.share import LOOPBACK, SHARED_KEY, SharedKey, local_url
 from app.runner_client import RunnerClient, RunnerError
 from app.runner_client.command import NO_CONSOLE_WINDOW, RunnerLaunch, build_launch
 from app.runner_client.limits import limit_flags, output_line_bytes
 from app.runner_client.lines import Line, LineBuffer
 from app.services.tasks import TaskRunner
+from app.storage.secrets import SecretStoreError
 
 log = logging.getLogger(__name__)
 
@@ -64,15 +65,21 @@ class RunnerProcess(QObject):
     log_event = Signal(dict)  # each JSON log line from the runner
 
     def __init__(self, tasks: TaskRunner, parent: QObject | None = None, *, port: int = 0,
-                 host: str = LOOPBACK, limits: Mapping[str, float] | None = None) -> None:
+                 host: str = LOOPBACK, limits: Mapping[str, float] | None = None,
+                 sharing: bool = False, shared_key: SharedKey | None = None) -> None:
         """``port``: where the next runner listens (0: any free port; the app settings'
         ``launch_port``); ``host``: the interface (the settings' ``launch_host``); ``limits``:
-        the settings' ``runner_limits``, passed as the runner's flags. Changing :attr:`port`,
-        :attr:`host` or :attr:`limits` takes effect at the next start."""
+        the settings' ``runner_limits``, passed as the runner's flags; ``sharing``: other apps
+        use the model (the settings' ``share_runner``), so the runner is started with the kept
+        ``shared_key`` (default: the process's one, app/remote/share.py) rather than a new key
+        per start. Changing :attr:`port`, :attr:`host`, :attr:`limits` or :attr:`sharing`
+        takes effect at the next start."""
         super().__init__(parent)
         self._tasks = tasks
         self.port = port
         self.host = host
+        self.sharing = sharing
+        self.shared_key = shared_key if shared_key is not None else SHARED_KEY
         self.limits: Mapping[str, float] = dict(limits or {})
         self.listen_url = ""  # what the runner reported (0.0.0.0 when it listens everywhere)
         self._proc: QProcess | None = None
@@ -102,7 +109,8 @@ class RunnerProcess(QObject):
         self._generation += 1
         self.model = model
         self._launch = launch = build_launch(model, [*(flags or []), *limit_flags(self.limits)],
-                                             program=program, port=self.port, host=self.host)
+                                             program=program, port=self.port, host=self.host,
+                                             key=self._next_key())
         self._stdout = LineBuffer(output_line_bytes(self.limits))
         self._stderr = LineBuffer(output_line_bytes(self.limits))
         self._last_error = ""
@@ -127,6 +135,19 @@ class RunnerProcess(QObject):
         self._set_state(RunnerState.STARTING)
         log.info("starting runner for %s", model)
         proc.start(launch.program, launch.args)  # stdin stays open: closing it stops the runner
+
+    def _next_key(self) -> str | None:
+        """The kept shared key while sharing (read once per process, then from memory: see
+        SharedKey); None, a new key for this start, otherwise or when the store fails (the
+        model still loads; other apps then need the key shown in Settings)."""
+        if not self.sharing:
+            return None
+        try:
+            return self.shared_key.get()
+        except SecretStoreError as exc:
+            log.warning("the shared key could not be read; this load has a key of its own: %s",
+                        exc)
+            return None
 
     def stop(self) -> None:
         """Ask politely (close stdin), then terminate, then kill; never blocks."""

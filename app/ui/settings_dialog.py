@@ -5,9 +5,16 @@ the picker offers (app/ui/servers_panel.py).
 Every change applies at once and is saved at once (no OK button to forget): the folders go to
 the local-models service (which keeps ``library.json``), the rest is an :class:`AppSettings`
 handed to ``save`` and announced with :attr:`SettingsDialog.changed`, which the window connects
-to whatever must follow (the runner's port and interface, from the next load). Paths, the URL
-and the key are shown as plain text.
+to whatever must follow (the runner's port, interface and key, from the next load). A sharing
+change can also apply at once: "Apply now" loads the model again (``reload``). The shared key
+is kept (app/remote/share.py) until the person presses "Rotate key", and a notice says where
+Hearth keeps its keys. Paths, the URL and the key are shown as plain text.
 Dialogs, the clipboard and opening folders are constructor arguments so tests can answer them.
+
+Each page scrolls, and the dialog opens as tall as its content at most 90 % of the screen's
+free area: wrapped text needs more height than a window's minimum counts (Qt leaves
+height-for-width out of a top-level window's minimum size), so without the scrolling the rows
+were squeezed to slivers, and on a small screen Close fell off the bottom.
 """
 
 from __future__ import annotations
@@ -17,8 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QFontDatabase
+from PySide6.QtCore import QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -27,11 +34,14 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
+    QStyle,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -42,7 +52,9 @@ from app.library.folders import LibraryFolders, load_folders
 from app.remote.share import (
     ALL_INTERFACES,
     LOOPBACK,
+    SHARED_KEY,
     Interface,
+    SharedKey,
     is_loopback,
     network_interfaces,
     shared_url,
@@ -53,6 +65,7 @@ from app.services.protocols import HubLike, LocalModelsLike, RemoteLike, RunnerL
 from app.services.runner_process import RunnerState
 from app.services.workers import WorkersService
 from app.settings import MAX_PORT, MIN_FIXED_PORT, AppSettings, save_settings, valid_port
+from app.storage.secrets import SecretStoreError
 from app.ui.common import plain_label, set_text_color, text_color
 from app.ui.servers_panel import ServersPanel
 from app.ui.workers_box import WorkersBox
@@ -67,6 +80,11 @@ SHARE_WARNING = ("Anyone on your network who has the key can use this model, and
                  "not a café's. Your firewall may ask whether Hearth's runner may accept "
                  "connections.")
 _SERVING = (RunnerState.LOADING, RunnerState.READY)
+APPLY_NOW = "Apply now (reloads the model)"
+# The width the pages are laid out for when the screen has room: the notes wrap to a few lines.
+PAGE_WIDTH = 600
+# The most of the screen's free area the dialog takes when it opens; the pages scroll inside.
+SCREEN_SHARE = 0.9
 
 
 def _choose_folder(parent: QWidget, caption: str, start: str) -> str:
@@ -99,13 +117,18 @@ class SettingsDialog(QDialog):
                  remote: RemoteLike | None = None,
                  workers: WorkersService | None = None,
                  interfaces: Callable[[], list[Interface]] = network_interfaces,
+                 shared_key: SharedKey | None = None,
+                 reload: Callable[[], bool] | None = None,
                  parent: QWidget | None = None) -> None:
         """``apply_theme(theme)`` switches the theme (ThemeController.apply); ``save(settings)``
         writes them (raises OSError); ``folders()`` is the library's folders now (the
         local-models service's ``folders``). ``choose_folder(parent, caption, start)`` returns a
         folder or "" (QFileDialog), ``copy_text`` puts text on the clipboard, ``open_url`` opens
         the log folder (QDesktopServices). ``remote``: the servers service (None: no Servers
-        tab); ``interfaces()`` this computer's network addresses (the sharing choice)."""
+        tab); ``interfaces()`` this computer's network addresses (the sharing choice).
+        ``shared_key``: the key other apps use (default: the process's one, which the runner
+        uses too); ``reload()`` loads the running model again so a sharing change applies now
+        (app/services/sharing.py; None: no "Apply now", changes wait for the next load)."""
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self._settings = settings
@@ -121,6 +144,8 @@ class SettingsDialog(QDialog):
         self._log_folder = log_folder
         self._runtimes = runtimes
         self._interfaces = interfaces()  # read once: a few system calls, no network
+        self._shared_key = shared_key if shared_key is not None else SHARED_KEY
+        self._reload = reload
 
         general = QWidget()
         column = QVBoxLayout(general)
@@ -133,12 +158,13 @@ class SettingsDialog(QDialog):
         column.addWidget(self._logs_box())
         column.addStretch(1)  # a taller dialog grows here, not inside the boxes
         self.tabs = QTabWidget()
-        self.tabs.addTab(general, "General")
+        self.tabs.addTab(_Page(general), "General")
         self.tabs.setTabBarAutoHide(True)  # one page: no tab bar
         self.servers_panel: ServersPanel | None = None
         if remote is not None:
             self.servers_panel = ServersPanel(remote)
-            self._add_page(self.servers_panel, "Servers")
+            # The servers' keys follow the rule of the shared one: say where they are kept.
+            self._add_page(self.servers_panel, "Servers", note=self._shared_key.notice())
             remote.failed.connect(self._on_failed)
         self.workers_box: WorkersBox | None = None
         if workers is not None:
@@ -161,7 +187,16 @@ class SettingsDialog(QDialog):
         runner.state_changed.connect(self._on_runner_state)
         self._show_folders()
         self._show_connection()
-        self.resize(620, 0)
+        self.resize(self._opening_size())
+        self._sized = False  # sized again as it is first shown (see showEvent)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        # Sized again here, the first time: before it is shown, QFormLayout counts wrapped rows
+        # a few pixels short. QDialog centres itself in its own showEvent, so with this size.
+        if not self._sized and not event.spontaneous():
+            self._sized = True
+            self.resize(self._opening_size())
+        super().showEvent(event)
 
     # ---- public ----------------------------------------------------------------------------------
 
@@ -195,13 +230,29 @@ class SettingsDialog(QDialog):
 
     # ---- building --------------------------------------------------------------------------------
 
-    def _add_page(self, content: QWidget, title: str) -> None:
-        """A tab holding ``content`` at the top (a taller dialog grows below it)."""
+    def _add_page(self, content: QWidget, title: str, note: str = "") -> None:
+        """A scrolling tab holding ``content`` at the top (a taller dialog grows below it),
+        with ``note`` under it."""
         page = QWidget()
         page_layout = QVBoxLayout(page)
         page_layout.addWidget(content)
+        if note:
+            label = plain_label(note, wrap=True, muted=True, selectable=False)
+            label.setObjectName(f"{title.lower().replace(' ', '_')}_note")
+            page_layout.addWidget(label)
         page_layout.addStretch(1)
-        self.tabs.addTab(page, title)
+        self.tabs.addTab(_Page(page), title)
+
+    def _opening_size(self) -> QSize:
+        """As big as the pages want at :data:`PAGE_WIDTH`, at most :data:`SCREEN_SHARE` of the
+        free area of the screen the dialog opens on (its parent's): the pages scroll in a
+        smaller one, and the Close button stays on the screen."""
+        self.ensurePolished()
+        parent = self.parentWidget()
+        area = (parent.screen() if parent is not None else self.screen()).availableGeometry()
+        want = self.sizeHint().expandedTo(self.minimumSizeHint())
+        return QSize(min(want.width(), int(area.width() * SCREEN_SHARE)),
+                     min(want.height(), int(area.height() * SCREEN_SHARE)))
 
     def _models_box(self) -> QGroupBox:
         box = QGroupBox("Models")
@@ -286,6 +337,22 @@ class SettingsDialog(QDialog):
         conn.addRow("API key:", _row(self.key_edit, self.key_copy))
         self.connection_note = plain_label(wrap=True, muted=True, selectable=False)
         self.connection_note.setObjectName("connection_note")
+        # Where the key is kept, and the way to a new one: the key stays the same at every
+        # load, because other apps are set up with it.
+        self.key_store_note = plain_label(self._shared_key.notice(), wrap=True, muted=True,
+                                          selectable=False)
+        self.key_store_note.setObjectName("key_store_note")
+        self.rotate_btn = QPushButton("Rotate key")
+        self.rotate_btn.setAccessibleName("Make a new API key")
+        self.rotate_btn.setToolTip("Make a new key and keep it instead of the old one. Apps set "
+                                   "up with the old key stop working once the model loads again.")
+        self.rotate_btn.clicked.connect(self.rotate_key)
+        self.key_store = _row(self.key_store_note, self.rotate_btn)
+        self.apply_btn = QPushButton(APPLY_NOW)
+        self.apply_btn.setToolTip("Load the model again now, so that the sharing settings above "
+                                  "apply at once instead of from the next load.")
+        self.apply_btn.clicked.connect(self.apply_now)
+        self.apply_row = _left(self.apply_btn)
 
         form = QFormLayout(box)
         form.addRow(self.share_check)
@@ -294,6 +361,8 @@ class SettingsDialog(QDialog):
         form.addRow(self.share_warning)
         form.addRow(self.connection)
         form.addRow(self.connection_note)
+        form.addRow(self.apply_row)
+        form.addRow(self.key_store)
         return box
 
     def _runtime_box(self) -> QGroupBox:
@@ -369,6 +438,7 @@ class SettingsDialog(QDialog):
         sharing = self._settings.share_runner
         self.port_spin.setEnabled(sharing)
         self.host_combo.setEnabled(sharing)
+        self.key_store.setVisible(sharing)
         wide = sharing and not is_loopback(self._settings.share_host)
         self.share_warning.setVisible(wide)
         url = self._runner.url if self._runner.state in _SERVING else ""
@@ -380,30 +450,63 @@ class SettingsDialog(QDialog):
         self.connection.setVisible(sharing and bool(url and key))
         self.url_edit.setText(shown if sharing else "")
         self.key_edit.setText(key or "" if sharing else "")
+        waiting = self._waiting(listen, key) if url else []
         if not sharing:
             note = ("Only Hearth talks to the model. Turn this on to use it from another app "
                     "(an editor, a script that speaks the OpenAI API) or another device.")
+            note += "".join(" " + sentence for sentence in waiting)
         elif not url or not key:
             note = ("Load a model in the chat: its address and key will appear here, to paste "
-                    "into any OpenAI client.")
+                    "into any OpenAI client. The key stays the same from one load to the next.")
         else:
             if is_loopback(running_host):
-                note = ("Paste these into any OpenAI client on this computer. The key changes "
-                        "each time a model loads. Only this computer can connect (127.0.0.1).")
+                note = ("Paste these into any OpenAI client on this computer. Only this "
+                        "computer can connect (127.0.0.1).")
             else:
                 note = ("Paste these into any OpenAI client on this computer or on another "
-                        "device on your network. The key changes each time a model loads.")
+                        "device on your network.")
                 others = [i.address for i in self._interfaces[1:]]
                 if running_host == ALL_INTERFACES and others:
                     note += f" This computer's other addresses work too: {', '.join(others)}."
-            if running_host != self._settings.launch_host:
-                note += " The choice of who can connect applies from the next load."
-            if url and not url.endswith(f":{self._settings.runner_port}") and \
-                    self._settings.runner_port:
-                note += " The port chosen above applies from the next load."
-            elif not self._settings.runner_port:
-                note += " The port changes too: choose a fixed port to keep the address."
+            note += " The key stays the same at every load until you rotate it."
+            if not self._settings.runner_port:
+                note += " The port changes at each load: choose a fixed port to keep the address."
+            note += "".join(" " + sentence for sentence in waiting)
+        can_apply = bool(waiting) and self._reload is not None and \
+            self._runner.state == RunnerState.READY
+        if can_apply:
+            note += " Or press “Apply now” to load it again at once."
+        self.apply_row.setVisible(can_apply)
         self.connection_note.setText(note)
+
+    def _waiting(self, listen: str, key: str | None) -> list[str]:
+        """What the running model does not have yet of the settings, one sentence each (they
+        apply from the next load, or at once with Apply now)."""
+        s = self._settings
+        parts = urlsplit(listen)
+        host = parts.hostname or LOOPBACK
+        if not s.share_runner:
+            # Started while sharing: on a wider interface, or on the sharing port with the key.
+            if not is_loopback(host):
+                return ["Other apps and devices can use the model running now until it loads "
+                        "again."]
+            if s.runner_port and parts.port == s.runner_port:
+                return ["Other apps can use the model running now until it loads again."]
+            return []
+        out = []
+        if host != s.launch_host:
+            out.append("The choice of who can connect applies from the next load.")
+        if s.launch_port and parts.port != s.launch_port:
+            out.append("The port chosen above applies from the next load.")
+        if key:
+            try:
+                kept = self._shared_key.get()
+            except SecretStoreError as exc:
+                log.warning("the shared key cannot be read: %s", exc)
+            else:
+                if key != kept:
+                    out.append("The new key applies from the next load.")
+        return out
 
     def _set_message(self, text: str, error: bool = False) -> None:
         self.message.setText(text)
@@ -458,6 +561,25 @@ class SettingsDialog(QDialog):
         self._apply_theme(theme)
         self._update(theme=theme)
 
+    def rotate_key(self) -> None:
+        """Make a new shared key and keep it in place of the old one."""
+        try:
+            self._shared_key.rotate()
+        except SecretStoreError as exc:
+            self._set_message(str(exc), error=True)
+            return
+        serving = self._runner.state in _SERVING
+        self._set_message("A new key is kept." + (
+            " The model running now still uses the old one until it loads again." if serving
+            else " Models load with it from now on."))
+        self._show_connection()
+
+    def apply_now(self) -> None:
+        """Load the model again, so the sharing settings apply at once."""
+        if self._reload is not None and self._reload():
+            self._set_message("Loading the model again with the new sharing settings…")
+        self._show_connection()
+
     def _copy_field(self, edit: QLineEdit, what: str) -> None:
         if edit.text():
             self._copy(edit.text())
@@ -476,6 +598,33 @@ class SettingsDialog(QDialog):
 
     def _on_runner_state(self, _state: object) -> None:
         self._show_connection()
+
+
+class _Page(QScrollArea):
+    """A tab's content, scrolling when the dialog is smaller than it (a small or scaled
+    screen). Its size hint is the whole content laid out :data:`PAGE_WIDTH` wide, wrapped text
+    included, so the dialog opens showing all of it where the screen has room."""
+
+    def __init__(self, content: QWidget) -> None:
+        super().__init__()
+        self.setWidgetResizable(True)  # the content gets its width, and its height for it
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidget(content)
+        # The tab's own background shows through, as it did before the pages scrolled.
+        self.viewport().setAutoFillBackground(False)
+        content.setAutoFillBackground(False)
+
+    def sizeHint(self) -> QSize:
+        content = self.widget()
+        if content is None:
+            return super().sizeHint()
+        width = max(PAGE_WIDTH, content.minimumSizeHint().width())
+        height = content.heightForWidth(width) if content.hasHeightForWidth() else -1
+        if height < 0:
+            height = content.sizeHint().height()
+        # Room for a vertical scroll bar, so the content keeps its width when one appears.
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        return QSize(width + bar, height)
 
 
 def _row(main: QWidget, button: QWidget) -> QWidget:

@@ -140,7 +140,7 @@ def test_sharing_shows_the_url_and_key_of_the_running_model(env: Any, qtbot: Any
     assert d.url_edit.text() == "http://127.0.0.1:9/v1"
     assert d.key_edit.text() == "fake-key"
     assert d.url_edit.isReadOnly() and d.key_edit.isReadOnly()
-    assert "key changes each time a model loads" in d.connection_note.text()
+    assert "key stays the same at every load" in d.connection_note.text()
     qtbot.mouseClick(d.url_copy, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(d.key_copy, Qt.MouseButton.LeftButton)
     assert env.copied == ["http://127.0.0.1:9/v1", "fake-key"]
@@ -154,7 +154,7 @@ def test_sharing_shows_the_url_and_key_of_the_running_model(env: Any, qtbot: Any
 
 def test_the_port_is_saved_and_low_ports_are_refused(env: Any, qtbot: Any) -> None:
     changed: list[AppSettings] = []
-    d = env.make(AppSettings(share_runner=True))
+    d = env.make(AppSettings(share_runner=True, runner_port=0))
     d.changed.connect(changed.append)
     assert d.port_spin.text() == "Any free port"
     d.port_spin.setValue(8765)
@@ -227,13 +227,16 @@ def test_openai_base_url() -> None:
 
 
 def test_sharing_with_other_devices_names_the_network_and_warns(env: Any, qtbot: Any) -> None:
-    from app.remote.share import Interface
+    from app.remote.share import KEY_NAME, Interface, SharedKey
+    from app.storage import secrets
 
+    secrets.put(KEY_NAME, "fake-key")  # the kept key the (fake) model was started with
     lan = [Interface("eth0", "192.168.1.23"), Interface("wlan0", "10.0.0.7")]
     d = SettingsDialog(AppSettings(share_runner=True, runner_port=8765), models=env.models,
                        hub=env.hub, runner=env.runner, runtimes=lambda: [],
                        apply_theme=env.themes.append, save=env.saved.append,
-                       folders=lambda: env.folders.value, interfaces=lambda: lan)
+                       folders=lambda: env.folders.value, interfaces=lambda: lan,
+                       shared_key=SharedKey())
     qtbot.addWidget(d)
     d.show()
     assert d.share_check.text() == "Let other apps and devices use this model"

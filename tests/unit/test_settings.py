@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from app import settings as st
+from app.remote.share import DEFAULT_PORT
 from app.settings import AppSettings, SettingsFormatError, load_settings, save_settings
 
 
@@ -28,7 +29,8 @@ def write(path: Path, data: Any) -> None:
 def test_no_file_gives_the_defaults(path: Path) -> None:
     s = load_settings(path)
     assert s == AppSettings()
-    assert (s.theme, s.runner_port, s.share_runner, s.first_run_done) == ("system", 0, False, False)
+    assert (s.theme, s.runner_port, s.share_runner, s.first_run_done) == (
+        "system", DEFAULT_PORT, False, False)
     assert not path.exists()  # reading writes nothing
 
 
@@ -105,7 +107,7 @@ def test_one_bad_value_falls_back_alone(path: Path, caplog: pytest.LogCaptureFix
 @pytest.mark.parametrize("port", [-1, 1, 1023, 65536, 3.5, True])
 def test_ports_out_of_range_are_refused(path: Path, port: object) -> None:
     write(path, {"version": 1, "runner_port": port})
-    assert load_settings(path).runner_port == 0
+    assert load_settings(path).runner_port == DEFAULT_PORT
     with pytest.raises(ValueError):
         AppSettings().with_changes(runner_port=port)
 
@@ -126,7 +128,8 @@ def test_with_changes_checks_values() -> None:
 def test_the_fixed_port_is_used_only_while_sharing() -> None:
     assert AppSettings(runner_port=8080).launch_port == 0
     assert AppSettings(runner_port=8080, share_runner=True).launch_port == 8080
-    assert AppSettings(share_runner=True).launch_port == 0
+    assert AppSettings(share_runner=True).launch_port == DEFAULT_PORT
+    assert AppSettings(runner_port=0, share_runner=True).launch_port == 0  # any free port
 
 
 def test_the_runner_listens_on_loopback_unless_sharing_with_a_chosen_interface(

@@ -1,9 +1,14 @@
-"""Server API keys live in the OS keyring (app/remote/keys.py), never in a file; where no
-keyring works, saving says so in words the user can act on."""
+"""Server API keys (app/remote/keys.py) follow the rule for all of Hearth's secrets
+(app/storage/secrets.py): the OS keyring, else the owner-only file in the config folder; a key
+that cannot be kept at all is refused in words the user can act on."""
 
 from __future__ import annotations
 
+import json
+import os
+import stat
 from collections.abc import Iterator
+from pathlib import Path
 
 import keyring
 import pytest
@@ -26,7 +31,8 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
 
 
 @pytest.fixture()
-def no_keyring() -> Iterator[None]:
+def no_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("HEARTH_HOME", str(tmp_path))
     previous = keyring.get_keyring()
     keyring.set_keyring(fail.Keyring())
     try:
@@ -45,11 +51,16 @@ def test_save_get_delete(memory_keyring: MemoryKeyring) -> None:
     assert keys.get_key("s1") is None
 
 
-def test_no_keyring_is_a_clear_error_on_save_and_nothing_on_read(no_keyring: None) -> None:
-    with pytest.raises(keys.KeyringUnavailableError, match="used until Hearth closes"):
-        keys.save_key("s1", "sk-secret")
-    assert keys.get_key("s1") is None
+def test_no_keyring_keeps_the_key_in_an_owner_only_file(no_keyring: None,
+                                                        tmp_path: Path) -> None:
+    keys.save_key("s1", "sk-secret")
+    assert keys.get_key("s1") == "sk-secret"
+    kept = tmp_path / "config" / "secrets.json"
+    assert json.loads(kept.read_text("utf-8"))["secrets"] == {"server:s1": "sk-secret"}
+    if os.name == "posix":
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     keys.delete_key("s1")
+    assert keys.get_key("s1") is None
 
 
 def test_keys_are_checked_as_header_values() -> None:
