@@ -116,10 +116,12 @@ def install_excepthooks(show: object) -> None:
 
 def run_gui(model: str | None = None, load: bool = False, runtime: str | None = None,
             check_start: bool = False) -> int:
-    from app import qtdeps
+    from app import notify_failure, qtdeps
 
     # Before Qt loads: a missing xcb library would end in Qt's own abort, which names no package.
-    if not qtdeps.check_qt_libraries(sys.stderr):
+    # The message goes to the terminal, the log and the desktop (started from the menu, no one
+    # reads the terminal).
+    if not qtdeps.check_qt_libraries(sys.stderr, tell=notify_failure.tell):
         return 1
     from PySide6.QtWidgets import QApplication, QMessageBox
 

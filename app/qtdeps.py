@@ -3,7 +3,8 @@
 PySide6's wheels bundle Qt but not the X11 client libraries its xcb plugin links against. On a
 fresh Debian/Ubuntu desktop some are missing (libxcb-icccm4, libxcb-keysyms1, libxcb-cursor0), and
 Qt then aborts with "could not load the Qt platform plugin xcb", which names no package. This
-module finds what is missing and words the install commands instead.
+module finds what is missing and words the install commands instead, for the terminal and, through
+app/notify_failure.py, for the desktop (a person who double-clicks has no terminal).
 
 Standard library only, and no Qt: installers/dev.py loads it before the virtual environment
 exists, and the app calls it before it creates its QApplication.
@@ -17,6 +18,8 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TextIO
+
+from app.notify_failure import Notice
 
 
 @dataclass(frozen=True)
@@ -128,16 +131,38 @@ def missing_libraries_message(missing: list[XcbLibrary], certain: bool = True) -
     return "\n".join(lines) + "\n"
 
 
+def missing_libraries_notice(missing: list[XcbLibrary]) -> Notice:
+    """What is missing and the install commands, short enough for a desktop notification, with
+    the terminal's whole message beside it (Qt cannot start: app/notify_failure.py shows it)."""
+    return Notice(
+        title="Hearth cannot open its window",
+        body="\n".join([
+            "Qt needs system libraries that are not installed: "
+            + ", ".join(lib.soname for lib in missing) + ".",
+            "Install them, then start Hearth again:",
+            "Debian/Ubuntu: sudo apt install " + " ".join(_unique([lib.apt for lib in missing])),
+            "Fedora: sudo dnf install " + " ".join(_unique([lib.dnf for lib in missing])),
+        ]),
+        text=missing_libraries_message(missing, certain=True))
+
+
 def check_qt_libraries(stream: TextIO | None = None, lookup: Lookup | None = None, *,
                        platform: str | None = None,
-                       environ: Mapping[str, str] | None = None) -> bool:
+                       environ: Mapping[str, str] | None = None,
+                       tell: Callable[[Notice], object] | None = None) -> bool:
     """Write what is missing to ``stream`` (default stderr); False when Qt cannot start.
 
     Where Qt may use Wayland instead, missing xcb libraries are a note and the answer is True.
+    When Qt cannot start, ``tell`` (the app passes app.notify_failure.tell) gets the message
+    too: a person who started Hearth from the menu has no terminal to read it in.
     """
     missing = missing_xcb_libraries(lookup or library_loads, platform=platform, environ=environ)
     if not missing:
         return True
     certain = xcb_is_certain(environ)
-    (sys.stderr if stream is None else stream).write(missing_libraries_message(missing, certain))
+    out = sys.stderr if stream is None else stream
+    out.write(missing_libraries_message(missing, certain))
+    if certain and tell is not None:
+        out.flush()  # the terminal line first: a dialog may wait for the person
+        tell(missing_libraries_notice(missing))
     return not certain

@@ -5,6 +5,11 @@ the GUI thread; the list is asked for again whenever the service says the conver
 with the current search text. Dialogs are injected so tests can answer them. When the list (or a
 conversation) cannot be read, the sidebar says so above the list, where the empty list would
 otherwise suggest there was nothing to read.
+
+A new chat ends the search: clicking New chat clears it at once, and when a chat gets its row
+(its first message is saved: whatever started it, the button, Ctrl+N, the menu) while a search
+is on, the search is cleared too, so the new row is listed and selected, not hidden by a filter
+its title may not match.
 """
 
 from __future__ import annotations
@@ -68,7 +73,7 @@ class ConversationsSidebar(QWidget):
 
         self.new_btn = QPushButton("New chat")
         self.new_btn.setToolTip("Start a new conversation (Ctrl+N)")
-        self.new_btn.clicked.connect(self.new_requested.emit)
+        self.new_btn.clicked.connect(self._on_new_clicked)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search conversations (Ctrl+K)")
         self.search.setAccessibleName("Search conversations")
@@ -125,8 +130,21 @@ class ConversationsSidebar(QWidget):
 
     def set_current(self, conv_id: int | None) -> None:
         """Mark the conversation shown in the chat."""
+        # From no conversation to one the list does not hold: the new chat's first message
+        # made its row (a row picked from the list is current before the chat shows it).
+        created = self._current is None and conv_id is not None and self._row(conv_id) is None
         self._current = conv_id
+        if created and self.search.text().strip():
+            self.clear_search()
         self._select_current()
+
+    def clear_search(self) -> None:
+        """Show every conversation again, now rather than after the typing pause."""
+        if not self.search.text():
+            return
+        self.search.clear()
+        self._search_timer.stop()
+        self.refresh()
 
     def rows(self) -> list[ConversationSummary]:
         return list(self._rows)
@@ -171,6 +189,10 @@ class ConversationsSidebar(QWidget):
             self._service.export(row.id, path, kind)
 
     # ---- inside --------------------------------------------------------------------------------
+
+    def _on_new_clicked(self) -> None:
+        self.clear_search()  # the person is done looking: the new chat goes on top of all
+        self.new_requested.emit()
 
     def _row(self, conv_id: int | None) -> ConversationSummary | None:
         return next((r for r in self._rows if r.id == conv_id), None)

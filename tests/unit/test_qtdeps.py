@@ -109,7 +109,7 @@ def test_run_gui_exits_1_with_the_message_before_any_qt(
 
     monkeypatch.setattr(qtdeps, "library_loads", only_absent(ABSENT))
     monkeypatch.setattr(sys, "platform", "linux")
-    for name in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE"):
+    for name in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "DISPLAY"):
         monkeypatch.delenv(name, raising=False)
     # Any Qt import (and so any QApplication) from here on raises ImportError.
     for module in ("PySide6", "PySide6.QtWidgets", "PySide6.QtCore", "PySide6.QtGui"):
