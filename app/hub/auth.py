@@ -1,9 +1,9 @@
 """The Hugging Face access token: where it is kept and whether it works (no Qt).
 
 The token is read from ``HF_TOKEN`` first (scripts, CI, a user who manages it themselves), then
-from the OS keyring (service "hearth", user "huggingface"). It is never written to a plain file:
-where no keyring works, saving fails with :class:`KeyringUnavailableError`, whose text tells the
-user to set ``HF_TOKEN`` instead.
+from Hearth's secret store (app/storage/secrets.py, under the name "huggingface"): the OS
+keyring (service "hearth", user "huggingface", the entry earlier versions wrote), or where no
+keyring exists the owner-only secrets file, the one rule for every secret Hearth keeps.
 """
 
 from __future__ import annotations
@@ -11,47 +11,37 @@ from __future__ import annotations
 import logging
 import os
 
-import keyring
-import keyring.errors
-
 from app.hub.client import HubClient
 from app.hub.types import AuthError, HubError
+from app.storage import secrets
 
-SERVICE = "hearth"
-USERNAME = "huggingface"
+NAME = "huggingface"
 ENV_VAR = "HF_TOKEN"
 
 _log = logging.getLogger(__name__)
 
-KEYRING_NOTICE = ("This computer has no working password store (keyring), so Hearth cannot keep a "
-                  "Hugging Face token safely. Set the HF_TOKEN environment variable before starting "
-                  "Hearth instead; gated models need it, public ones do not.")
-
 
 class KeyringUnavailableError(HubError):
-    """No keyring backend works here; the text says what to do instead."""
+    """The keyring could not keep or forget the token right now (locked, its service gone);
+    the text says what to do."""
 
-    def __init__(self, detail: str = "") -> None:
-        super().__init__(KEYRING_NOTICE)
-        self.detail = detail  # the keyring library's own words, for the log
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
 
 
 def get_token() -> str | None:
-    """The token to use: HF_TOKEN if set, else the one saved in the keyring, else None.
+    """The token to use: HF_TOKEN if set, else the one kept in the secret store, else None.
 
-    A missing or broken keyring means no saved token, never an error here: browsing public
-    models must keep working. :func:`keyring_notice` tells the UI whether to say why.
+    A keyring that cannot be read means no saved token, never an error here: browsing public
+    models must keep working.
     """
     env = (os.environ.get(ENV_VAR) or "").strip()
     if env:
         return env
     try:
-        saved = keyring.get_password(SERVICE, USERNAME)
-    except keyring.errors.KeyringError as exc:
-        _log.info("keyring unavailable: %s", exc)
-        return None
-    except Exception as exc:  # backends raise their own types (dbus, secretstorage, ...)
-        _log.warning("keyring failed: %s", exc)
+        saved = secrets.get(NAME)
+    except secrets.SecretStoreError as exc:
+        _log.info("the token could not be read: %s", exc)
         return None
     if not saved or not saved.strip():
         return None
@@ -59,19 +49,17 @@ def get_token() -> str | None:
 
 
 def token_source() -> str | None:
-    """Where the current token comes from: "environment", "keyring", or None."""
+    """Where the current token comes from: "environment", "keyring", "file", or None."""
     if (os.environ.get(ENV_VAR) or "").strip():
         return "environment"
-    return "keyring" if get_token() else None
+    if not get_token():
+        return None
+    return "keyring" if secrets.keyring_usable() else "file"
 
 
 def keyring_notice() -> str | None:
-    """The notice to show when no keyring works, or None when one does."""
-    try:
-        keyring.get_password(SERVICE, USERNAME)
-    except Exception:
-        return KEYRING_NOTICE
-    return None
+    """Where a saved token is kept, when that is not the system keyring (None when it is)."""
+    return None if secrets.keyring_usable() else secrets.notice()
 
 
 def _check_shape(token: str) -> str:
@@ -87,21 +75,19 @@ def _check_shape(token: str) -> str:
 
 
 def save_token(token: str) -> None:
-    """Keep ``token`` in the OS keyring (KeyringUnavailableError where there is none)."""
+    """Keep ``token`` in the secret store (KeyringUnavailableError when the keyring fails now)."""
     token = _check_shape(token)
     try:
-        keyring.set_password(SERVICE, USERNAME, token)
-    except Exception as exc:
+        secrets.put(NAME, token)
+    except (secrets.SecretStoreError, OSError) as exc:
         raise KeyringUnavailableError(str(exc)) from exc
 
 
 def delete_token() -> None:
     """Forget the saved token; nothing happens when none is saved."""
     try:
-        keyring.delete_password(SERVICE, USERNAME)
-    except keyring.errors.PasswordDeleteError:
-        return  # nothing was saved
-    except Exception as exc:
+        secrets.delete(NAME)
+    except (secrets.SecretStoreError, OSError) as exc:
         raise KeyringUnavailableError(str(exc)) from exc
 
 

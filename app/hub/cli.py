@@ -114,7 +114,10 @@ def login_main(argv: list[str], out: TextIO = sys.stdout) -> int:
     except HubError as exc:
         print(f"hearth login: {exc}", file=sys.stderr)
         return exit_code(exc)
-    print(f"Logged in to Hugging Face as {user}; the token is in the OS keyring.", file=out)
+    from app.storage import secrets
+
+    print(f"Logged in to Hugging Face as {user}; the token is kept in {secrets.where()}.",
+          file=out)
     if os.environ.get(auth.ENV_VAR):
         print("Note: HF_TOKEN is set in the environment and is used before the saved token.",
               file=out)

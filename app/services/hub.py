@@ -254,8 +254,10 @@ class HubService(QObject):
             return "Using the token in the HF_TOKEN environment variable."
         if source == "keyring":
             return "A token is saved in the system keyring."
-        return auth.keyring_notice() or "No token: public models work without one; gated " \
-                                        "models (Llama, Gemma, …) need one."
+        if source == "file":
+            return f"A token is saved. {auth.keyring_notice()}"
+        return "No token: public models work without one; gated models (Llama, Gemma, …) " \
+               "need one."
 
     # -- errors -----------------------------------------------------------------------------
 

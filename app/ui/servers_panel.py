@@ -2,7 +2,7 @@
 
 A list of the servers the user added, with Add, Edit, Remove and Refresh; the form to add or edit
 one sits under the list (name, address, API key). Every change goes to the remote service
-(app/services/remote.py), which saves the list, keeps the key in the keyring and checks the
+(app/services/remote.py), which saves the list, keeps the key (app/storage/secrets.py) and checks the
 server off the GUI thread; its answers (how many models, or what went wrong) appear under the
 list. Names, addresses and the servers' own error texts are plain text, never markup.
 """
@@ -115,8 +115,9 @@ class ServersPanel(QWidget):
         form.addRow("Name:", self.name_edit)
         form.addRow("Address:", self.url_edit)
         form.addRow("API key:", self.key_edit)
-        form.addRow(plain_label("Kept in the system keyring, never in a file. Leave it empty "
-                                "for a server that needs none.", muted=True, selectable=False))
+        form.addRow(plain_label("Kept in the system keyring, or where there is none in a file "
+                                "only your account can read. Leave it empty for a server that "
+                                "needs none.", muted=True, selectable=False))
         form.addRow(self.form_error)
         form.addRow(form_buttons)
         self.form.hide()
@@ -200,7 +201,7 @@ class ServersPanel(QWidget):
         self.url_edit.setText(server.base_url if server else "")
         self.key_edit.clear()
         self.key_edit.setPlaceholderText(
-            "Unchanged (kept in the keyring); type to replace" if server and server.has_key
+            "Unchanged (kept); type to replace" if server and server.has_key
             else "None")
         self.save_btn.setText("Save and connect" if server else "Add and connect")
         self.form_title.setText(f"Edit “{server.name}”" if server else "Add a server")

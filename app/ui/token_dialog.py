@@ -1,5 +1,6 @@
 """The Hugging Face token: paste it once, Hearth checks it with the Hub and keeps it in the OS
-keyring (never in a plain file). Gated models (Llama, Gemma, …) need one; public ones do not."""
+keyring, or where none exists in a file only the person's account can read (app/storage/secrets.py).
+Gated models (Llama, Gemma, …) need one; public ones do not."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ class TokenDialog(QDialog):
             "Gated models (Llama, Gemma, …) need a Hugging Face access token with read access, "
             "and their license accepted on the model's page. Create one at "
             f"<a href=\"{TOKENS_PAGE}\">{TOKENS_PAGE}</a>. Hearth keeps it in your system's "
-            "keyring.")
+            "keyring, or where there is none in a file only your account can read.")
         intro.setTextFormat(Qt.TextFormat.RichText)  # our own text: the one link is ours
         intro.setOpenExternalLinks(True)
         intro.setWordWrap(True)
@@ -71,8 +72,8 @@ class TokenDialog(QDialog):
     def _on_account(self, user: str) -> None:
         self.save_btn.setEnabled(True)
         self.edit.clear()
-        self.status.setText(f"Signed in as {user}. The token is saved in the system keyring."
-                            if user else "The saved token is forgotten.")
+        self.status.setText(f"Signed in as {user}. The token is saved." if user
+                            else "The saved token is forgotten.")
         self.note.setText(self._hub.token_note())
 
     def _on_failed(self, sentence: str) -> None:

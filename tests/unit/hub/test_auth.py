@@ -88,13 +88,23 @@ def test_bad_token_shapes(memory_keyring: MemoryKeyring) -> None:
     assert memory_keyring.store == {}
 
 
-def test_no_keyring_gives_a_notice(no_keyring: None) -> None:
+def test_no_keyring_keeps_the_token_in_an_owner_only_file(no_keyring: None) -> None:
+    """Issue 25, 6: one rule for every secret. Today: saving is refused, the person told to set
+    HF_TOKEN by hand."""
+    import stat
+
+    from app.storage import secrets
+
     assert auth.get_token() is None  # browsing public models keeps working
+    auth.save_token("hf_secret")
+    assert auth.get_token() == "hf_secret"
+    assert auth.token_source() == "file"
+    path = secrets.secrets_path()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
     notice = auth.keyring_notice()
-    assert notice is not None and "HF_TOKEN" in notice
-    with pytest.raises(auth.KeyringUnavailableError, match="HF_TOKEN") as err:
-        auth.save_token("hf_secret")
-    assert "hf_secret" not in str(err.value)
+    assert notice is not None and str(path) in notice
+    auth.delete_token()
+    assert auth.get_token() is None
 
 
 def test_check_token(memory_keyring: MemoryKeyring) -> None:
