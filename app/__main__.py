@@ -307,6 +307,11 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     # A damaged library is set aside and a new one begun; run_gui tells the person.
     store = StoreService(StoreThread(lambda: open_library(store_path)), parent)
     conversations = ConversationService(store, parent)
+    from app.library.models import ModelLibrary
+
+    # Files deleted since, or opened by path and not models, leave the list of recent models
+    # (before it is read: the store runs its calls in order).
+    store.call(lambda db: ModelLibrary(db).forget_unusable())
     library = ModelLibraryService(store, parent)
     runner = RunnerProcess(polls, parent, port=current[0].launch_port,
                            host=current[0].launch_host, limits=current[0].runner_limits,
@@ -366,7 +371,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
                      reset_client=hub_client.reset)
     local = LocalModelsService(tasks, load_folders(), lambda: hardware.report,
                                HeaderInfoCache.default(), parent=parent,
-                               detect_hardware=detect)
+                               detect_hardware=detect, pins_for=tuning.saved_pins)
     downloads = DownloadManager(tasks, DownloadQueue(paths.data_dir() / "downloads.json"),
                                 hub_client.get, lambda: local.folders.models_dir,
                                 on_verified=lambda path, sha: record_sha256(path, sha),
@@ -374,6 +379,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     hardware.report_changed.connect(hub.hardware_changed)
     hardware.failed.connect(hub.hardware_failed)
     hardware.report_changed.connect(local.hardware_changed)
+    tuning.saved.connect(local.pins_changed)  # a model's label says what its next load does
     downloads.finished.connect(lambda _path: local.rescan())
     discover = DiscoverTab(hub, downloads)
     downloads_view = DownloadsView(downloads)
@@ -447,6 +453,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
         dialog.open()
 
     window.set_offload_panel(open_offload)
+    loader.unusable.connect(window.forget_model)  # gone, or not a model: out of the list
     if show_welcome:
         from app.settings import save_settings
         from app.ui.welcome import WelcomePage

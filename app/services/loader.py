@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.gguf import GGUFError
+from app.gguf import GGUFError, NotGGUFError
 from app.jobs import CancelToken
 from app.loading.confirm import run_probe
 from app.loading.flags import plan_flags
@@ -61,6 +62,10 @@ def _store(store: CorrectionStore | None) -> CorrectionStore:
     return store or CorrectionStore()
 
 
+class _FileGone(GGUFError):
+    """The model's file is not there (deleted, or on a drive that is away); same sentence."""
+
+
 def _default_detect() -> HardwareReport:
     from app.hardware import detect_hardware
 
@@ -88,6 +93,9 @@ class ModelLoader(QObject):
     died = Signal(str)  # the runner stopped after it was ready
     measured = Signal(object)  # list[Measurement] recorded after a load (may be empty)
     hardware_detected = Signal(object)  # HardwareReport detected for a plan
+    # str path: planning found no file there, or a file that is not a GGUF model (a script
+    # opened by path): nothing to offer in the model list again. Emitted before ``failed``.
+    unusable = Signal(str)
 
     def __init__(self, runner: RunnerProcess, tasks: TaskRunner, *,
                  cached_hardware: Callable[[], HardwareReport | None] | None = None,
@@ -189,9 +197,15 @@ class ModelLoader(QObject):
                 chosen = _saved_pins(pins_for, path, report)
             use = wishes if chosen is None else \
                 dataclasses.replace(wishes, pins=merge_pins(wishes.pins, chosen))
-            return prepare_load(path, cached=cached, detect=detect_once, wishes=use,
-                                store=_store(store_in), build=build, probe=probe, token=token,
-                                workers=workers, cpu=cpu)
+            try:
+                return prepare_load(path, cached=cached, detect=detect_once, wishes=use,
+                                    store=_store(store_in), build=build, probe=probe,
+                                    token=token, workers=workers, cpu=cpu)
+            except GGUFError as exc:
+                # Told apart here, off the GUI thread: the disk may be slow to answer.
+                if not isinstance(exc, NotGGUFError) and not os.path.lexists(path):
+                    raise _FileGone(str(exc)) from exc
+                raise
 
         self._job = self._tasks.start_job(
             work, lambda r: self._on_prepared(gen, r), lambda e: self._on_prepare_error(gen, e),
@@ -247,6 +261,8 @@ class ModelLoader(QObject):
         self._job = None
         log.info("planning %s failed: %s", self.path, exc)
         self.phase = LoadPhase.FAILED
+        if isinstance(exc, (NotGGUFError, _FileGone, IsADirectoryError)):
+            self.unusable.emit(self.path)
         self.failed.emit(f"Not loaded: {exc}")
 
     def _begin(self, first: LaunchPlan) -> None:

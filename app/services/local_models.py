@@ -4,6 +4,11 @@ Scanning walks Hearth's folder and the other apps' folders (app/library/scan.py)
 header (cached by size and time, app/library/catalog.py) and plans each model for this machine
 (the verdict), all off the GUI thread as one cancellable job. Models are used in place: this
 service never copies, and deletes only inside Hearth's own folder.
+
+A verdict is planned with the offload settings the user saved for that model on this machine
+(``pins_for``, as the loader plans): the label says what the next load will do, not what an
+automatic plan would, and :meth:`LocalModelsService.pins_changed` plans that model again when
+they change.
 """
 
 from __future__ import annotations
@@ -31,18 +36,31 @@ from app.library.catalog import (
 )
 from app.library.folders import LibraryFolders, save_folders
 from app.library.scan import FoundModel, ModelSource, default_sources, scan
-from app.planner.types import PlannerError
+from app.planner.types import Pins, PlannerError, Wishes
 from app.services.protocols import LocalRow
 from app.services.tasks import TaskRunner
 
 log = logging.getLogger(__name__)
 
+# The pins saved for a model on a machine (TuningService.saved_pins): called on the job's
+# thread, None when the user pinned nothing.
+PinsLookup = Callable[[str, HardwareReport], Pins | None]
 
-def _verdict(entry: LibraryEntry, hw: HardwareReport | None) -> Verdict | None:
+
+def _verdict(entry: LibraryEntry, hw: HardwareReport | None,
+             pins_for: PinsLookup | None = None) -> Verdict | None:
     if hw is None or entry.error:
         return None
+    path = str(entry.found.path)
+    pins = None
+    if pins_for is not None:
+        try:
+            pins = pins_for(path, hw)
+        except Exception:  # unreadable saved settings: the automatic plan, as the loader does
+            log.warning("could not read the saved settings of %s", path, exc_info=True)
     try:
-        return verdict_for(read_model(entry.found.path), hw, from_header=False)
+        return verdict_for(read_model(entry.found.path), hw,
+                           Wishes(pins=pins) if pins is not None else None, from_header=False)
     except (GGUFError, PlannerError, OSError) as exc:
         log.info("no verdict for %s: %s", entry.found.path, exc)
         return None
@@ -69,6 +87,7 @@ class LocalModelsService(QObject):
                  save: Callable[[LibraryFolders], None] = save_folders,
                  detect_hardware: Callable[[], None] | None = None,
                  sources: Callable[[LibraryFolders], list[ModelSource]] | None = None,
+                 pins_for: PinsLookup | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._tasks = tasks
@@ -79,12 +98,14 @@ class LocalModelsService(QObject):
         self._detect_hardware = detect_hardware  # no report yet: verdicts come after it
         self._sources = sources or (lambda f: default_sources(models_dir=f.models_dir,
                                                               extra_folders=f.extra))
+        self._pins_for = pins_for
         self._rows: list[LocalRow] = []
         self._found: dict[str, FoundModel] = {}
         self._entries: list[LibraryEntry] = []  # the last scan's, planned again per report
         self._job: CancelToken | None = None
         self._again = False  # folders changed mid-scan: scan once more
         self._replan = False  # the hardware changed mid-scan: plan the results again
+        self._replan_only: set[str] | None = set()  # ...these paths (None: all of them)
 
     @property
     def busy(self) -> bool:
@@ -101,29 +122,34 @@ class LocalModelsService(QObject):
         if hw is None and self._detect_hardware is not None:
             self._detect_hardware()  # its report plans the entries (hardware_changed)
         sources = self._sources(folders)
+        pins_for = self._pins_for
 
         def work(token: CancelToken) -> list[tuple[LibraryEntry, Verdict | None]]:
             out = []
             for found in scan(sources, token):
                 token.check()
                 entry = describe(found, cache)
-                out.append((entry, _verdict(entry, hw)))
+                out.append((entry, _verdict(entry, hw, pins_for)))
             cache.save()  # the next start reads no header that has not changed
             return out
 
         self._start(work, "library scan")
 
-    def _plan_again(self) -> None:
-        """Verdicts for the entries already found, for a new report: no walk, no header cache."""
-        entries, hw = list(self._entries), self._hardware()
+    def _plan_again(self, only: set[str] | None = None) -> None:
+        """Verdicts for the entries already found, for a new report or new pins (``only``:
+        these paths; the others keep theirs): no walk, no header cache."""
+        entries, hw, pins_for = list(self._entries), self._hardware(), self._pins_for
         if not entries or hw is None:
             return
+        kept = {r.path: r.verdict for r in self._rows}
 
         def work(token: CancelToken) -> list[tuple[LibraryEntry, Verdict | None]]:
             out = []
             for entry in entries:
                 token.check()
-                out.append((entry, _verdict(entry, hw)))
+                path = str(entry.found.path)
+                again = only is None or path in only or path not in kept
+                out.append((entry, _verdict(entry, hw, pins_for) if again else kept[path]))
             return out
 
         self._start(work, "library verdicts")
@@ -150,18 +176,29 @@ class LocalModelsService(QObject):
         self.busy_changed.emit(False)
         if self._again:
             self._again = self._replan = False
+            self._replan_only = set()
             self.rescan()
         elif self._replan:
-            self._replan = False
-            self._plan_again()
+            only, self._replan, self._replan_only = self._replan_only, False, set()
+            self._plan_again(only)
 
     def hardware_changed(self, _report: HardwareReport) -> None:
         """The verdicts depend on the machine: plan the models found again (the folders have
         not changed, so they are not walked again)."""
-        if self._job is not None:
-            self._replan = True
+        self._plan_later(None)
+
+    def pins_changed(self, path: str) -> None:
+        """The offload settings saved for ``path`` changed (TuningService.saved): plan it again
+        with them, so that its label says what its next load will do."""
+        self._plan_later({path})
+
+    def _plan_later(self, only: set[str] | None) -> None:
+        if self._job is None:
+            self._plan_again(only)
             return
-        self._plan_again()
+        self._replan = True  # after the job under way; its paths add to those waiting
+        waiting = self._replan_only
+        self._replan_only = None if waiting is None or only is None else waiting | only
 
     def add_folder(self, folder: str) -> None:
         self.folders = self.folders.with_extra(Path(folder))

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 from app.jobs import CancelledError, CancelToken
@@ -59,7 +60,7 @@ class _Outcome(Generic[T]):
 
     def _ok(self, result: object) -> None:
         self._owner._live.discard(self)
-        if self._token is not None and self._token.cancelled:
+        if (self._token is not None and self._token.cancelled) or self._orphaned():
             return
         self._on_ok(result)  # type: ignore[arg-type]
 
@@ -67,10 +68,18 @@ class _Outcome(Generic[T]):
         self._owner._live.discard(self)
         if isinstance(exc, CancelledError) or (self._token is not None and self._token.cancelled):
             return
+        if self._orphaned():
+            return
         if self._on_err is not None:
             self._on_err(exc)  # type: ignore[arg-type]
         else:
             log.error("%s failed: %s", self._what, exc)
+
+    def _orphaned(self) -> bool:
+        """The runner that started this was deleted (its window closed, or a test's composed
+        window torn down) while the call ran: the services its callback would touch went with
+        it, so the outcome is dropped instead of raising "Signal source has been deleted"."""
+        return not shiboken6.isValid(self._owner)
 
     def deliver(self, fn: Callable[[], T], expected: tuple[type[BaseException], ...]) -> None:
         """Run ``fn`` (in a worker thread) and send its outcome to the GUI thread."""

@@ -10,19 +10,21 @@ says when it ends, in app/chat/transcript.py.
 from __future__ import annotations
 
 import html
+import itertools
 import logging
 import os
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QKeyEvent, QKeySequence, QPalette, QShortcut
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QKeyEvent, QPalette
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -39,6 +41,8 @@ from app.chat.model_kind import base_model_note
 from app.chat.sampling import CHAT_DEFAULTS, Sampling, model_defaults
 from app.chat.source import ReplySource
 from app.chat.transcript import Transcript, can_continue
+from app.hub.verdict import summarize
+from app.library.models import telling_names
 from app.loading import text as load_text
 from app.remote.servers import RemoteModel
 from app.services.chat_session import ChatSession
@@ -57,6 +61,7 @@ from app.ui.chat_status import ChatStatus
 from app.ui.chat_view import ChatView
 from app.ui.common import fit_color, plain_label
 from app.ui.conversations_sidebar import ConversationsSidebar
+from app.ui.menus import MenuActions, MenuCallbacks, build_menus
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +69,13 @@ OPEN_ITEM = "Open GGUF file…"
 
 
 class _Input(QPlainTextEdit):
-    """Enter sends, Shift+Enter starts a new line."""
+    """Enter sends, Shift+Enter starts a new line, Tab and Shift+Tab move the focus on (a chat
+    message has no use for a tab character, and a keyboard user must be able to leave)."""
 
     def __init__(self, on_send: Any) -> None:
         super().__init__()
         self._on_send = on_send
+        self.setTabChangesFocus(True)
 
     def keyPressEvent(self, e: QKeyEvent) -> None:
         if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
@@ -76,6 +83,23 @@ class _Input(QPlainTextEdit):
             self._on_send()
             return
         super().keyPressEvent(e)
+
+
+def _focus_chain(container: QWidget) -> list[QWidget]:
+    """The controls inside ``container`` that Tab stops at, in the order they were laid out: a
+    panel another module builds keeps its own order inside the window's.
+
+    (Found with findChildren, not by walking nextInFocusChain(): in PySide6 6.11 the wrappers
+    that walk makes can delete widgets of other panels when they are collected.)"""
+    found: list[QWidget] = []
+    for widget in container.findChildren(QWidget):
+        parent = widget.parentWidget()
+        inner = parent is not None and parent.focusProxy() is widget  # a spin box's editor
+        # A combo box's list lives in a popup window of its own: not a stop in this one.
+        if not inner and widget.window() is container.window() and \
+                widget.focusPolicy().value & Qt.FocusPolicy.TabFocus.value:
+            found.append(widget)
+    return found
 
 
 class MainWindow(QMainWindow):
@@ -105,6 +129,13 @@ class MainWindow(QMainWindow):
         self._switch_pins: Any = None  # Pins for the next load (the offload panel's Apply)
         self._editing: Message | None = None  # the question being edited (Edit and resend)
         self._branched = False  # the reply streaming now makes a new version
+        # Model files left out of the picker for this session: deleted from the library, or
+        # found to be gone or not a model when loaded. Choosing one again brings it back.
+        self._hidden: set[str] = set()
+        # The library's paths at its last change: one missing from the next has left it.
+        self._row_paths = {r.path for r in local_models.rows()} if local_models else set()
+        self._previewing = False  # the status line describes the selection (no news to keep)
+        self._open_offload: Any = None  # set_offload_panel's callback
         self.setWindowTitle("Hearth")
         self.resize(1100, 720)
 
@@ -113,10 +144,12 @@ class MainWindow(QMainWindow):
         self.picker.setMinimumWidth(320)
         self.picker.setAccessibleName("Model")
         self.picker.activated.connect(self._on_pick)
-        self.picker.currentIndexChanged.connect(lambda _i: self._preview_selected())
+        self.picker.currentIndexChanged.connect(lambda _i: self._on_selected())
         self.load_btn = QPushButton("Load")
+        self.load_btn.setAccessibleName("Load")  # follows the text: Load, Switch or Use
         self.load_btn.clicked.connect(self.load_selected)
         self.unload_btn = QPushButton("Unload")
+        self.unload_btn.setAccessibleName("Unload")
         self.unload_btn.clicked.connect(self.unload)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
@@ -125,6 +158,7 @@ class MainWindow(QMainWindow):
         self.settings_btn = QToolButton()
         self.settings_btn.setText("Chat settings")
         self.settings_btn.setCheckable(True)
+        self.settings_btn.setAccessibleName("Chat settings")
         self.settings_btn.setToolTip("System prompt and sampling for this conversation")
         # Plain text everywhere a runner error, a file name or a model's metadata can appear:
         # a label that guesses "rich text" would load an <img> such text names.
@@ -132,8 +166,10 @@ class MainWindow(QMainWindow):
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status.setAccessibleName("Model status")
         # Shown when the runner died after it was ready: same model, last plan that worked.
         self.restart_btn = QPushButton("Restart model")
+        self.restart_btn.setAccessibleName("Restart model")
         self.restart_btn.setToolTip("Load the same model again with the settings that worked; "
                                     "the conversation is kept.")
         self.restart_btn.clicked.connect(self.restart_model)
@@ -141,6 +177,7 @@ class MainWindow(QMainWindow):
         # The plan's reasons, folded away: most people want the numbers, some want the why.
         self.why_btn = QToolButton()
         self.why_btn.setText("Why these settings?")
+        self.why_btn.setAccessibleName("Why these settings?")
         self.why_btn.setCheckable(True)
         self.why_btn.setAutoRaise(True)
         self.why_btn.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
@@ -161,6 +198,7 @@ class MainWindow(QMainWindow):
         # A base model may not follow instructions: say so, and offer its instruct version.
         self.base_label = plain_label()
         self.base_btn = QPushButton("Find the instruct version")
+        self.base_btn.setAccessibleName("Find the instruct version")
         self.base_btn.clicked.connect(self._find_instruct)
         self._instruct_search = ""
         base_row = QHBoxLayout()
@@ -174,7 +212,9 @@ class MainWindow(QMainWindow):
         status_row.addWidget(self.restart_btn)
         status_row.addWidget(self.why_btn)
         top = QHBoxLayout()
-        top.addWidget(QLabel("Model:"))
+        model_label = QLabel("Model:")
+        model_label.setBuddy(self.picker)  # screen readers name the list by its label too
+        top.addWidget(model_label)
         top.addWidget(self.picker, 1)
         top.addWidget(self.load_btn)
         top.addWidget(self.unload_btn)
@@ -196,11 +236,14 @@ class MainWindow(QMainWindow):
         self.input.setAccessibleName("Message")
         self.input.setFixedHeight(84)
         self.send_btn = QPushButton("Send")
+        self.send_btn.setAccessibleName("Send")
         self.send_btn.clicked.connect(self.send)
         self.stop_btn = QPushButton("Stop")
+        self.stop_btn.setAccessibleName("Stop")
         self.stop_btn.setToolTip("Stop the reply (Esc); what it wrote so far is kept")
         self.stop_btn.clicked.connect(session.stop)
         self.continue_btn = QPushButton("Continue")
+        self.continue_btn.setAccessibleName("Continue")
         self.continue_btn.setToolTip("Let the model go on with its last reply, which was cut")
         self.continue_btn.clicked.connect(self.continue_reply)
         buttons = QVBoxLayout()
@@ -254,6 +297,7 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(hardware_panel, "Hardware")
         self.prefs_btn = QToolButton()
         self.prefs_btn.setText("Settings")
+        self.prefs_btn.setAccessibleName("Settings")
         self.prefs_btn.setAutoRaise(True)
         self.prefs_btn.setToolTip("Models folders, Hugging Face token, sharing, theme (Ctrl+,)")
         self.prefs_btn.clicked.connect(self.settings_requested.emit)
@@ -262,7 +306,13 @@ class MainWindow(QMainWindow):
         self.pages = QStackedWidget()
         self.pages.addWidget(self.tabs)
         self.setCentralWidget(self.pages)
-        self._shortcuts()
+        self.menu: MenuActions = build_menus(self.menuBar(), self, MenuCallbacks(
+            open_file=self.open_file, settings=self.settings_requested.emit, quit=self._quit,
+            choose_model=self.focus_picker, load=self.load_selected, unload=self.unload,
+            offload=self._offload, new_chat=self.new_conversation, search=self._focus_search,
+            stop=self._escape, about=self._about))
+        self.menu.search.setEnabled(self.sidebar is not None)
+        self._tab_order()
 
         runner.state_changed.connect(self._on_runner_state)
         runner.progress.connect(lambda p: self.progress.setValue(int(p * 1000)))
@@ -318,41 +368,131 @@ class MainWindow(QMainWindow):
     def set_offload_panel(self, open_panel: Any) -> None:
         """Offer "Offload…" beside the picker: ``open_panel(path)`` shows the settings panel
         for the selected model (the composition root owns the panel and its service)."""
+        self._open_offload = open_panel
         self.offload_btn = QToolButton()
         self.offload_btn.setText("Offload…")
+        self.offload_btn.setAccessibleName("Offload settings")
         self.offload_btn.setToolTip("GPU layers, context, batch, threads, KV cache for this "
-                                    "model on this computer, with the memory each takes")
-        self.offload_btn.clicked.connect(
-            lambda: open_panel(self.selected_model()) if self.selected_model() else None)
+                                    "model on this computer, with the memory each takes "
+                                    "(Ctrl+Shift+O)")
+        self.offload_btn.clicked.connect(self._offload)
         self._top.insertWidget(self._top.indexOf(self.settings_btn), self.offload_btn)
+        self._tab_order()
+        self._update_buttons()
+
+    def _offload(self) -> None:
+        path = self.selected_model()
+        if self._open_offload is not None and path:
+            self._open_offload(path)
 
     def load_with(self, path: str, pins: Any) -> None:
-        """Load ``path`` with settings the user fixed (the offload panel's Apply); a model
-        loaded now is unloaded first."""
+        """Load ``path`` with settings the user fixed (the offload panel's Apply). The model
+        loaded now is unloaded first, and so is ``path`` itself: Apply means "reload with these",
+        so a model already loaded, or being loaded, starts again with them."""
         self._switch_pins = pins
+        self._hidden.discard(path)
         self._fill_picker(self.library.use(path), select=path)
-        self.load_selected()
+        state = self.runner.state
+        if state in (RunnerState.STOPPED, RunnerState.FAILED):
+            if self.loader.busy:
+                # A plan in the making, or a pause between two fallback steps: what they would
+                # load is not what was applied; plan again with the pins.
+                self.loader.cancel()
+            self.load_selected()
+            return
+        # Running, starting or stopping: load once it has stopped (_on_runner_state).
+        self.loader.cancel()  # no fallback step of the old settings after this
+        self._switch_to = path
+        self.session.stop()
+        if state != RunnerState.STOPPING:
+            self.runner.stop()
+        name = os.path.basename(path)
+        self._set_status(f"Unloading {name} to load it again with the new settings…"
+                         if self.runner.model in ("", path) else
+                         f"Unloading {os.path.basename(self.runner.model)} first; then "
+                         f"{name} loads with the new settings…")
+        self._update_buttons()
 
-    def _shortcuts(self) -> None:
-        QShortcut(QKeySequence("Ctrl+,"), self, self.settings_requested.emit)
-        QShortcut(QKeySequence.StandardKey.New, self, self.new_conversation)
-        QShortcut(QKeySequence("Ctrl+K"), self, self._focus_search)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self._escape)
+    def _tab_order(self) -> None:
+        """Tab goes round the window in reading order: the tabs and Settings on top, the
+        conversations on the left, the model bar, the chat, the message box and its buttons,
+        the conversation's settings; Shift+Tab goes the same way back. (Hidden and disabled
+        controls are passed over by Qt as they come and go.)"""
+        chain: list[QWidget] = [self.tabs.tabBar(), self.prefs_btn]
+        if self.sidebar is not None:
+            chain += _focus_chain(self.sidebar)
+        chain += [self.picker, self.load_btn, self.unload_btn]
+        if self._open_offload is not None:
+            chain.append(self.offload_btn)
+        chain += [self.settings_btn, self.restart_btn, self.why_btn, self.base_btn, self.chat,
+                  self.input, self.send_btn, self.stop_btn, self.continue_btn,
+                  *_focus_chain(self.chat_settings)]
+        for first, second in itertools.pairwise(chain):
+            QWidget.setTabOrder(first, second)
+
+    def focus_picker(self) -> None:
+        """Ctrl+L: the model list, open; arrows pick, Enter chooses (and Load or F5 loads)."""
+        if self.pages.currentWidget() is not self.tabs:
+            return  # the first-run page is in front: its own choices first
+        self.tabs.setCurrentIndex(0)
+        if self.picker.isEnabled():
+            self.picker.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            self.picker.showPopup()
+
+    def open_file(self) -> None:
+        """Ctrl+O: choose a model file anywhere; it is selected in the list (not loaded)."""
+        path = self._ask_for_file()
+        if path:
+            self.tabs.setCurrentIndex(0)
+            self.choose_model(path)
+
+    def _quit(self) -> None:
+        """Ctrl+Q: close the window, which unloads the model and ends the app (its last
+        window; the dialogs are its children)."""
+        self.close()
+
+    def _about(self) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            release = f" {version('hearth')}"
+        except PackageNotFoundError:  # run from a folder that was never installed
+            release = ""
+        box = QMessageBox(QMessageBox.Icon.Information, "About Hearth",
+                          f"Hearth{release}", QMessageBox.StandardButton.Ok, self)
+        box.setInformativeText("Runs open language models on this computer. It plans how each "
+                               "model fits your hardware and says why; your conversations "
+                               "stay here.")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # not exec(): the window goes on answering the runner meanwhile
 
     # ---- model picking and loading ----------------------------------------------------------
 
     def _fill_picker(self, paths: list[str], select: str | None = None) -> None:
-        select = select or self.selected_model()
+        before = self.picker.currentData()
+        chosen = bool(select)  # a model chosen now (not a list that changed under the picker)
+        if select is None:
+            select = self.selected_model()  # "": none (the first item then)
         rows = {r.path: r for r in (self.local_models.rows() if self.local_models else [])
                 if not r.error}
         loaded = self.runner.model if self.runner.state == RunnerState.READY else ""
+        # The loaded model's label says what it runs with (the plan after any fallback step),
+        # not what the library's plan guessed before the user pinned or the ladder stepped.
+        running = summarize(self.loader.plan) if loaded and self.loader.plan is not None \
+            else None
+        kept = [p for p in paths if p not in self._hidden or p in (select, loaded)]
+        others = [r for r in rows.values() if r.path not in kept]
+        local = [(p, os.path.basename(p)) for p in kept] + \
+            [(r.path, f"{r.name} ({r.source})") for r in others]
+        names = dict(zip((p for p, _ in local), telling_names(local), strict=True))
         self.picker.blockSignals(True)
         self.picker.clear()
 
-        def add(path: str, name: str) -> None:
+        def add(path: str) -> None:
             row = rows.get(path)
-            verdict = row.verdict if row is not None else None
-            label = name + (" (loaded)" if path == loaded else "")
+            verdict = running if path == loaded and running is not None else \
+                row.verdict if row is not None else None
+            label = names[path] + (" (loaded)" if path == loaded else "")
             if verdict is not None:
                 label += f"  —  {verdict.label()}"
             self.picker.addItem(label, path)
@@ -363,20 +503,24 @@ class MainWindow(QMainWindow):
                 self.picker.setItemData(i, fit_color(self.palette(), verdict.fit),
                                         Qt.ItemDataRole.ForegroundRole)
 
-        for p in paths:
-            add(p, os.path.basename(p))
+        for p in kept:
+            add(p)
         # Then every other model on this computer (the library), recent ones first.
-        others = [r for r in rows.values() if r.path not in paths]
-        if others and paths:
+        if others and kept:
             self.picker.insertSeparator(self.picker.count())
         for r in others:
-            add(r.path, f"{r.name} ({r.source})")
+            add(r.path)
         self._add_remote_models()
         self.picker.addItem(OPEN_ITEM, None)
         if select is not None:
             self.picker.setCurrentIndex(max(0, self.picker.findData(select)))
         self.picker.blockSignals(False)
-        self._preview_selected()
+        if self._previewing or (chosen and self.picker.currentData() != before):
+            self._preview_selected()  # new facts about the one described, or a new choice
+        else:
+            # The line says something newer (a load, an error, a server removed): kept, even
+            # when the list moved the selection because the item it was on went away.
+            self._update_buttons()
 
     def _add_remote_models(self) -> None:
         """The models of the servers the user added, from their last check, marked remote."""
@@ -398,47 +542,104 @@ class MainWindow(QMainWindow):
 
     def _on_pick(self, index: int) -> None:
         if self.picker.itemData(index) is None:
-            path, _ = QFileDialog.getOpenFileName(self, "Open a GGUF model", "",
-                                                  "GGUF models (*.gguf);;All files (*)")
+            path = self._ask_for_file()
             if path:
                 self.choose_model(path)
             else:
                 self.picker.setCurrentIndex(0)
 
+    def _ask_for_file(self) -> str:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a GGUF model", "",
+                                              "GGUF models (*.gguf);;All files (*)")
+        return path
+
+    def _on_selected(self) -> None:
+        """The selection moved: describe it, and let go of the files left out of the list
+        that stayed only while selected (after this turn of the event loop: the combo box is
+        still inside its own signal and is about to report the index it chose)."""
+        self._preview_selected()
+        loaded = self.runner.model if self.runner.state == RunnerState.READY else ""
+        current = self.picker.currentData()
+        if any(self.picker.findData(p) >= 0 for p in self._hidden - {current, loaded}):
+            QTimer.singleShot(0, self, lambda: self._fill_picker(self.library.recent()))
+
+    def forget_model(self, path: str) -> None:
+        """``path`` turned out to be gone or not a model (the loader's ``unusable``): it leaves
+        the list once another model is chosen; until then the status line says why it did not
+        load. Choosing it again (Open, or `hearth FILE`) brings it back."""
+        self._hidden.add(path)
+
     def _on_local_models(self, _rows: object) -> None:
-        self._fill_picker(self.library.recent())
+        now = {r.path for r in (self.local_models.rows() if self.local_models else [])}
+        # A model that left the library (deleted in the Models tab, or gone at a rescan) leaves
+        # the recent models too, selected or not; one that comes back (downloaded again) is
+        # listed again.
+        gone = self._row_paths - now
+        self._hidden = (self._hidden | gone) - now
+        self._row_paths = now
+        self._fill_picker(self.library.recent(), select="" if self.selected_model() in gone
+                          else None)
 
     def _preview_selected(self) -> None:
-        """Before a load: what the planner says about the chosen model on this machine."""
+        """The status line describes the model selected: what the planner says about it on
+        this machine before a load, how it runs when it is the one loaded. While a load is
+        under way its own lines speak (the picker is disabled then)."""
         chosen = self.selected_remote()
-        if chosen is not None and chosen != self._remote and self._checking is None:
+        if chosen is not None:
             server = self.remote.server(chosen.server_id) if self.remote is not None else None
-            if server is not None:
-                self._set_status(f"{chosen.model} runs on {server.name} ({server.base_url}). "
-                                 "Use checks that the server has it, then your messages go "
-                                 "there.")
+            if server is not None and self._checking is None:
+                self._describe(self._remote_text(chosen.model, server.name) if
+                               chosen == self._remote else
+                               f"{chosen.model} runs on {server.name} ({server.base_url}). "
+                               "Use checks that the server has it, then your messages go there.")
             self._update_buttons()
             return
         path = self.selected_model()
-        idle = self.runner.state in (RunnerState.STOPPED, RunnerState.FAILED) and \
-            not self.loader.busy
-        if path is None or (path == self.runner.model and not idle):
+        state = self.runner.state
+        busy = (self.loader.busy and state != RunnerState.READY) or state in (
+            RunnerState.STARTING, RunnerState.LOADING, RunnerState.STOPPING)
+        if path is None or busy or self._checking is not None:
+            self._update_buttons()
+            return
+        name = os.path.basename(path)
+        if path == self.runner.model and state == RunnerState.READY:
+            plan = self.loader.plan
+            self._describe(load_text.ready_text(name, plan) if self._remote is None else
+                           f"{name} is loaded on this computer; Use chats with it again.")
+            self._show_plan(plan)
             self._update_buttons()
             return
         row = next((r for r in (self.local_models.rows() if self.local_models else [])
                     if r.path == path), None)
         verdict = row.verdict if row is not None else None
-        if verdict is not None and (idle or self.runner.state == RunnerState.READY):
-            action = "Load" if idle else "Load switches to it"
-            self._set_status(f"{os.path.basename(path)}: {verdict.label()}. {action}; the "
-                             f"settings are checked again with a dry run first.")
-            self.reasons_label.setText("\n".join(verdict.reasons))
-            self.why_btn.setVisible(bool(verdict.reasons))
-            self.reasons_label.setVisible(self.why_btn.isChecked() and bool(verdict.reasons))
+        action = "Load switches to it" if state == RunnerState.READY else "Load"
+        if verdict is not None:
+            self._describe(f"{name}: {verdict.label()}. {action}; the settings are checked "
+                           f"again with a dry run first.")
+        else:
+            self._describe(f"{name}: {action}; how it runs on this computer is planned first, "
+                           "then checked with a dry run.")
+        reasons = "\n".join(verdict.reasons) if verdict is not None else ""
+        self.status.setToolTip("")
+        self.reasons_label.setText(reasons)
+        self.why_btn.setVisible(bool(reasons))
+        self.reasons_label.setVisible(self.why_btn.isChecked() and bool(reasons))
+        self.steps_label.hide()  # the steps of another model's load
         self._update_buttons()
+
+    @staticmethod
+    def _remote_text(model: str, server: str) -> str:
+        return (f"Chatting with {model} on {server} (remote). Replies come from that server; "
+                "nothing runs on this computer for them.")
+
+    def _describe(self, text: str) -> None:
+        """A status line about the selection: the next change of facts may redo it."""
+        self._set_status(text)
+        self._previewing = True
 
     def choose_model(self, path: str) -> None:
         """Put ``path`` at the top of the model list and select it."""
+        self._hidden.discard(path)
         self._fill_picker(self.library.use(path), select=path)
 
     def use_model(self, path: str) -> None:
@@ -563,8 +764,7 @@ class MainWindow(QMainWindow):
         self._show_plan(None)
         self.base_box.hide()
         self._set_conversation_model(model.key)
-        self._set_status(f"Chatting with {model.model} on {server.name} (remote). Replies come "
-                         "from that server; nothing runs on this computer for them.")
+        self._set_status(self._remote_text(model.model, server.name))
         self._fill_picker(self.library.recent(), select=model.key)
         self.chat.set_placeholder(f"{model.model} on {server.name} is ready. Say hello.")
         self.input.setFocus()
@@ -690,21 +890,25 @@ class MainWindow(QMainWindow):
     def _update_buttons(self) -> None:
         state = self.runner.state
         planning = self.loader.planning
-        busy = self.loader.busy or state in (RunnerState.STARTING, RunnerState.LOADING,
-                                             RunnerState.STOPPING)
+        # The runner reports READY a moment before the loader hears of it (both listen to the
+        # runner): a ready runner is never still loading, whichever of them heard it first.
+        loading = self.loader.busy and state != RunnerState.READY
+        busy = loading or state in (RunnerState.STARTING, RunnerState.LOADING,
+                                    RunnerState.STOPPING)
         idle = state in (RunnerState.STOPPED, RunnerState.FAILED)
         other = self.selected_model() not in (None, self.runner.model)
         chosen = self.selected_remote()
         back = (self._remote is not None and state == RunnerState.READY and
                 self.selected_model() == self.runner.model)  # from a remote model to this one
         if chosen is not None or back:
-            self.load_btn.setEnabled(not self.loader.busy and self._checking is None and
+            self.load_btn.setEnabled(not loading and self._checking is None and
                                      chosen != self._remote)
             self.load_btn.setText("Use")
         else:
-            self.load_btn.setEnabled(not self.loader.busy and (idle or (
+            self.load_btn.setEnabled(not loading and (idle or (
                 state == RunnerState.READY and other)))
             self.load_btn.setText("Switch" if state == RunnerState.READY and other else "Load")
+        self.load_btn.setAccessibleName(self.load_btn.text())
         self.unload_btn.setEnabled(self.loader.busy or state in (
             RunnerState.LOADING, RunnerState.READY, RunnerState.STARTING))
         self.picker.setEnabled(not busy)
@@ -712,15 +916,23 @@ class MainWindow(QMainWindow):
                                                        RunnerState.LOADING))
         if planning:
             self.progress.setRange(0, 0)  # busy indicator: planning has no steps to count
+        # The menu offers what the buttons offer, under the same names.
+        self.menu.load.setEnabled(self.load_btn.isEnabled())
+        self.menu.load.setText(self.load_btn.text())
+        self.menu.unload.setEnabled(self.unload_btn.isEnabled())
+        self.menu.choose_model.setEnabled(not busy)
+        self.menu.open_file.setEnabled(not busy)
         self._update_chat_buttons()
 
     def _on_ready(self) -> None:
         self.chat.set_placeholder("The model is ready. Say hello.")
         self.input.setFocus()
+        self._update_buttons()  # the loader has heard of it too by now: the picker comes back
 
     def _set_status(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
         self.status.setStyleSheet("color: #b3261e;" if error else "")
+        self._previewing = False
 
     # ---- conversations ------------------------------------------------------------------
 
@@ -803,6 +1015,7 @@ class MainWindow(QMainWindow):
             self.input.setPlainText(message.content)
             self.input.setFocus()
             self.edit_label.show()
+            self._update_chat_buttons()
         elif kind == "regenerate":
             target = self._target()
             if target is None:
@@ -829,6 +1042,7 @@ class MainWindow(QMainWindow):
         if self._editing is not None:
             self._editing = None
             self.edit_label.hide()
+            self._update_chat_buttons()
 
     def _escape(self) -> None:
         """Esc stops a reply, or else leaves editing a message."""
@@ -855,6 +1069,8 @@ class MainWindow(QMainWindow):
         self.send_btn.setEnabled(ready and not streaming)
         self.stop_btn.setEnabled(streaming)
         self.continue_btn.setVisible(ready and not streaming and can_continue(self.session.transcript))
+        # Esc is free for other widgets when there is nothing to stop or leave.
+        self.menu.stop.setEnabled(streaming or self._editing is not None)
 
     # ---- closing ------------------------------------------------------------------------
 

@@ -305,6 +305,7 @@ class OffloadPanel(QWidget):
 
         self.title = heading_label("Offload settings")
         self.status = plain_label("Choose a model to see how it will be loaded.", muted=True)
+        self.status.setAccessibleName("Offload status")
 
         self.settings_box = QGroupBox("Settings")
         self.grid = QGridLayout(self.settings_box)
@@ -312,6 +313,7 @@ class OffloadPanel(QWidget):
         self.reset_all_btn = QPushButton("Reset all to automatic")
         self.reset_all_btn.clicked.connect(self.reset_all)
         self.apply_btn = QPushButton("Apply and reload")
+        self.apply_btn.setAccessibleName("Apply and reload")
         self.apply_btn.setDefault(True)
         self.apply_btn.clicked.connect(self.apply)
 
@@ -471,8 +473,9 @@ class OffloadPanel(QWidget):
 
     def _on_saved(self, path: str) -> None:
         if self.ctx is not None and path == self.ctx.path:
-            self._say("Saved for this model on this computer; used for its next "
-                                "load.")
+            # Apply asked the window to reload with them (apply_requested): say so, not "later".
+            self._say("Saved for this model on this computer; it loads with these settings "
+                      "now.")
 
     def _set_enabled(self, on: bool) -> None:
         self.settings_box.setEnabled(on)
