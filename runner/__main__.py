@@ -45,9 +45,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hearth-runner: {exc}", file=sys.stderr)
         return EXIT_BAD_ARGS
     parser = argparse.ArgumentParser(prog="hearth-runner", description=__doc__)
-    parser.add_argument("--runtime", metavar="FOLDER",
-                        help="serve with the llama.cpp build in FOLDER (installers/"
-                             "build_runtime.py makes one); given before the command")
+    parser.add_argument("--runtime", metavar="RUNTIME",
+                        help="serve with this llama.cpp build: a runtime's folder "
+                             "(installers/build_runtime.py makes one) or name, built-in "
+                             "(llama-cpp-python's own), or auto (the default: chosen for this "
+                             "machine as the app chooses, HEARTH_RUNTIME first); given before "
+                             "the command")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve a model over HTTP")
     add_load_flags(serve)
@@ -97,23 +100,29 @@ def main(argv: list[str] | None = None) -> int:
     return serve_main(args)
 
 
+# The commands that load llama.cpp: without --runtime they choose a runtime as the app would.
+LOADS_LLAMA = frozenset({"serve", "probe", "devices", "selftest", "rpc-worker"})
+
+
 def _choose_runtime(argv: list[str]) -> list[str]:
-    """Take ``--runtime FOLDER`` from before the command and make it this process's runtime.
+    """Take ``--runtime RUNTIME`` from before the command and make it this process's runtime,
+    as given; without it, choose one for a command that loads llama.cpp (runner/runtime.py).
 
     It must come first: llama.cpp is loaded from the chosen folder when first imported.
     """
-    folder = None
+    given = None
     if argv and argv[0] == "--runtime" and len(argv) > 1:
-        folder, argv = argv[1], argv[2:]
+        given, argv = argv[1], argv[2:]
     elif argv and argv[0].startswith("--runtime="):
-        folder, argv = argv[0].split("=", 1)[1], argv[1:]
-    if folder:
-        from runner import runtime
+        given, argv = argv[0].split("=", 1)[1], argv[1:]
+    if given is None and not (argv and argv[0] in LOADS_LLAMA):
+        return argv
+    from runner import runtime
 
-        try:
-            runtime.use(folder)
-        except runtime.RuntimeUnusable as exc:
-            raise ValueError(str(exc)) from None
+    try:
+        runtime.choose(given)
+    except runtime.RuntimeUnusable as exc:
+        raise ValueError(str(exc)) from None
     return argv
 
 
@@ -121,6 +130,9 @@ def serve_main(args: argparse.Namespace) -> int:
     from runner import logs
 
     logs.setup(verbose=args.verbose)
+    from runner import runtime
+
+    runtime.log_choice(log)
     key = os.environ.get("HEARTH_API_KEY") or None
     if key is None and not args.no_auth:
         log.error("no API key: set HEARTH_API_KEY, or pass --no-auth to serve without one")

@@ -347,6 +347,9 @@ def worker_main(argv: list[str]) -> int:
     from runner.settings import is_loopback
 
     logs.setup(verbose=False)
+    from runner import runtime
+
+    runtime.log_choice(log)
     if not is_loopback(args.host):
         if not args.allow_remote:
             log.error("refusing to listen on %s: RPC has no authentication, and anyone who can "

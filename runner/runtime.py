@@ -6,9 +6,15 @@ A runtime is a folder made by ``installers/build_runtime.py``::
     <folder>/lib/            libllama, libggml*, the backend and CPU-variant modules
 
 ``hearth-runner --runtime <folder> <command>`` serves (probes, lists devices, self-tests) with
-that build; without it the runner uses llama-cpp-python's own libraries (the "built-in"
-runtime). llama_cpp reads ``LLAMA_CPP_LIB_PATH`` once, when it is first imported, so the choice
-must be made before anything imports it: :func:`use` refuses once it has been.
+that build (``--runtime NAME`` one of the runtime folders' runtimes, ``--runtime built-in``
+llama-cpp-python's own libraries), as given: the app passes the runtime it chose, and it is
+never chosen again here. Without it, or with ``--runtime auto``, :func:`choose` picks one by the
+app's rules (``runner/wire``) from a plain look at this machine (:func:`this_machine`: the
+display devices the kernel lists, the NVIDIA driver, the system and processor) and checks that
+need no llama.cpp (:func:`light_check`: the driver, the Vulkan loader, the bindings' version);
+``HEARTH_RUNTIME`` is the wish there, as it is the app's. llama_cpp reads
+``LLAMA_CPP_LIB_PATH`` once, when it is first imported, so the choice must be made before
+anything imports it: :func:`use` refuses once it has been.
 
 Runtimes are ``GGML_BACKEND_DL`` builds: libggml registers no backend by itself, and
 ``llama_backend_init`` only looks next to the executable and in the working directory.
@@ -21,20 +27,36 @@ registry (the wheel ships copies, not links).
 from __future__ import annotations
 
 import ctypes
+import itertools
 import json
+import logging
 import os
+import platform
 import re
 import sys
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-MANIFEST = "manifest.json"
+from runner import nvidia
+from runner.wire import choose as rules
+from runner.wire import runtimes as wire
+
+MANIFEST = wire.MANIFEST
 CPU_DEVICE = 0  # enum ggml_backend_dev_type
+GIVEN = "given with --runtime"
+# PCI vendor ids of the display devices the kernel lists (the same table as app/hardware/vulkan).
+VENDOR_IDS = {0x10DE: "nvidia", 0x1002: "amd", 0x1022: "amd", 0x8086: "intel", 0x106B: "apple"}
+VULKAN_LOADER = {"win32": "vulkan-1.dll", "darwin": "libvulkan.1.dylib"}.get(sys.platform,
+                                                                             "libvulkan.so.1")
+# Windows' class of display adapters: one numbered key per adapter, with its PCI ids and name.
+DISPLAY_CLASS = r"SYSTEM\CurrentControlSet\Control\Class\{4d36e968-e325-11ce-bfc1-08002be10318}"
 
 _lock = threading.Lock()
 _chosen: dict[str, Any] | None = None  # the manifest of the runtime in use; None: built-in
+_notes: tuple[rules.Note, ...] = ()  # why it serves (last), and why better ones did not
 _backends_loaded = False
 
 
@@ -55,7 +77,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise RuntimeUnusable(f"{path} is not a runtime manifest; build the runtime again.")
     lib = folder / "lib"
-    if not any((lib / n).exists() for n in ("libllama.so", "libllama.dylib", "llama.dll")):
+    if not any((lib / n).exists() for n in wire.LIBRARIES):
         raise RuntimeUnusable(f"the runtime in {folder} has no llama library in {lib}; build it "
                             "again.")
     return data
@@ -99,11 +121,218 @@ def _bindings_version() -> str:
 
 
 def chosen() -> dict[str, Any]:
-    """What this process serves with, for ``devices``, ``selftest`` and ``/runner/status``."""
+    """What this process serves with, and why, for ``devices``, ``selftest`` and
+    ``/runner/status``."""
+    why = _notes[-1].params.get("why", "") if _notes else ""
     if _chosen is None:
-        return {"name": "built-in", "backend": "", "path": ""}
-    return {k: _chosen[k] for k in ("name", "backend", "llama_cpp_python", "path", "min_driver",
-                                    "cuda_major") if k in _chosen}
+        return {"name": wire.BUILTIN_NAME, "backend": "", "path": "", "why": why}
+    return {**{k: _chosen[k] for k in ("name", "backend", "llama_cpp_python", "path",
+                                       "min_driver", "cuda_major") if k in _chosen}, "why": why}
+
+
+def choose(given: str | None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Serve with the runtime ``--runtime`` names (``given``), or choose one (None or ``auto``),
+    before llama_cpp is imported; what :func:`chosen` then says."""
+    global _notes
+    choice = decide(given, env=env)
+    if choice.runtime.path is not None:
+        use(choice.runtime.path)
+    with _lock:
+        _notes = choice.notes
+    return chosen()
+
+
+def log_choice(log: logging.Logger) -> None:
+    """Say which runtime serves and why (once the command has set up its logging)."""
+    for note in _notes[:-1]:
+        log.info("%s", note.text(), extra={"event": "runtime_skipped",
+                                           "runtime": note.params.get("runtime", "")})
+    if _notes:
+        info = chosen()
+        log.info("%s", _notes[-1].text(), extra={"event": "runtime_chosen", "runtime": info["name"],
+                                                 "path": info["path"], "why": info["why"]})
+
+
+def decide(given: str | None, *, env: Mapping[str, str] | None = None,
+           folders: Sequence[Path] | None = None, machine: rules.Machine | None = None,
+           check: rules.Check | None = None) -> rules.Choice:
+    """Which runtime serves: the one ``given`` names, as is (a folder, a runtime's name,
+    ``built-in``), else (None, "" or ``auto``) the app's choice for this machine.
+
+    ``env`` (``HEARTH_RUNTIMES``, ``HEARTH_HOME``; ``HEARTH_RUNTIME``, the wish when nothing is
+    given), ``folders`` (instead of the usual runtime folders), ``machine`` and ``check`` (instead
+    of looking at this machine) are for tests. Raises RuntimeUnusable for a name not installed.
+    """
+    env = os.environ if env is None else env
+    look = wire.runtime_folders(env) if folders is None else list(folders)
+    if given is not None and wire.wish(given):
+        return _given(given, look)
+    runtimes = wire.list_runtimes(look)
+    wanted = "" if given is not None else wire.wish(env.get(wire.WISH_VARIABLE))
+    if machine is None or check is None:
+        if wire.is_builtin(wanted) or all(rt.builtin or rt.problem for rt in runtimes):
+            # Nothing to choose between: no need to look at the machine (or load libcuda).
+            machine, check = machine or rules.Machine(), check or (lambda rt: None)
+        else:
+            driver = nvidia.read_driver()
+            machine = machine or this_machine(driver)
+            check = check or light_check(driver)
+    return rules.choose(machine, runtimes, check, wanted,
+                        not_installed="runtimes are looked for in " + ", ".join(map(str, look)),
+                        checked_by="the runner's checks", asked=f"{wire.WISH_VARIABLE} names it")
+
+
+def _given(given: str, look: Sequence[Path]) -> rules.Choice:
+    def as_given(rt: wire.Runtime) -> rules.Choice:
+        return rules.Choice(rt, (rules.Note(rules.CHOSEN, {"runtime": rt.label(), "why": GIVEN}),))
+
+    if wire.is_builtin(given):
+        return as_given(wire.BUILTIN)
+    path = Path(given).expanduser()
+    if path.is_dir():
+        return as_given(wire.read_runtime(path))  # use() says what is wrong with it, if anything
+    runtimes = wire.list_runtimes(look)
+    for rt in runtimes:
+        if rt.name == given and not rt.builtin:
+            if rt.problem:
+                raise RuntimeUnusable(f"the runtime {given} in {rt.path} cannot be used: "
+                                      f"{rt.problem}; build it again.")
+            return as_given(rt)
+    if any(sep in given for sep in ("/", os.sep)) or given.startswith("."):
+        read_manifest(path)  # raises, saying it is not a runtime folder
+    names = ", ".join(rt.name for rt in runtimes if not rt.builtin) or "none"
+    raise RuntimeUnusable(f"no runtime named {given} (installed: {names}; looked for in "
+                          f"{', '.join(map(str, look))}): give a runtime's name or folder, "
+                          f"{wire.BUILTIN_NAME}, or {wire.AUTO} to choose.")
+
+
+def this_machine(driver: nvidia.NvidiaDriver | None, *, system: str | None = None,
+                 arch: str | None = None, root: Path = Path("/"),
+                 adapters: Sequence[tuple[int, str]] | None = None) -> rules.Machine:
+    """This machine as the choice needs it, from a plain look (no hardware report).
+
+    ``driver``: :func:`runner.nvidia.read_driver`'s answer. GPU vendors come from the display
+    devices the kernel lists (``adapters``: PCI vendor id and name; read from sysfs under
+    ``root`` on Linux, from the registry on Windows); an NVIDIA GPU also from the driver's own
+    list (``/proc/driver/nvidia/gpus``), and counts for CUDA only where the driver loads.
+    Apple Silicon is macOS on arm64.
+    """
+    system = system or platform.system()
+    arch = (arch or platform.machine()).lower()
+    if adapters is None:
+        adapters = _drm_adapters(root) if system == "Linux" else (
+            _windows_adapters() if system == "Windows" else [])
+    vendors = {VENDOR_IDS[v] for v, _ in adapters if v in VENDOR_IDS}
+    names = [n for v, n in adapters if n and VENDOR_IDS.get(v) != "nvidia"]
+    listed = _nvidia_gpus(root) if system == "Linux" else [n for v, n in adapters
+                                                             if VENDOR_IDS.get(v) == "nvidia"]
+    # Where the kernel's list cannot be read off Linux, a driver that loads stands for its GPU.
+    if listed or (driver is not None and not adapters and system != "Linux"):
+        vendors.add("nvidia")
+    cuda = driver.cuda[0] if driver is not None and driver.cuda and "nvidia" in vendors else 0
+    apple_silicon = system == "Darwin" and arch in ("arm64", "aarch64")
+    if apple_silicon:
+        vendors.add("apple")
+    return rules.Machine(frozenset(vendors), cuda, apple_silicon,
+                         tuple(n for n in (*listed, *names) if n))
+
+
+def _drm_adapters(root: Path) -> list[tuple[int, str]]:
+    """(PCI vendor id, "") of each card under ``<root>/sys/class/drm``."""
+    out = []
+    try:
+        cards = sorted(p for p in (root / "sys/class/drm").iterdir()
+                       if re.fullmatch(r"card\d+", p.name))
+    except OSError:
+        return []
+    for card in cards:
+        try:
+            out.append((int((card / "device" / "vendor").read_text().strip(), 0), ""))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _nvidia_gpus(root: Path) -> list[str]:
+    """The names of the GPUs the NVIDIA driver lists (``/proc/driver/nvidia/gpus``)."""
+    try:
+        gpus = sorted((root / "proc/driver/nvidia/gpus").iterdir())
+    except OSError:
+        return []
+    names = []
+    for gpu in gpus:
+        try:
+            text = (gpu / "information").read_text("utf-8", errors="replace")
+        except OSError:
+            text = ""
+        m = re.search(r"^Model:\s*(.+?)\s*$", text, re.MULTILINE)
+        names.append(m.group(1) if m else "NVIDIA GPU")
+    return names
+
+
+def _windows_adapters() -> list[tuple[int, str]]:
+    """(PCI vendor id, name) of each display adapter in the registry."""
+    if sys.platform != "win32":
+        return []
+    import winreg
+
+    out: list[tuple[int, str]] = []
+    try:
+        adapters = winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, DISPLAY_CLASS)
+    except OSError:
+        return []
+    with adapters:
+        for i in itertools.count():
+            try:
+                sub = winreg.EnumKey(adapters, i)
+            except OSError:
+                break
+            if not sub.isdigit():
+                continue
+            try:
+                with winreg.OpenKey(adapters, sub) as key:
+                    device = str(winreg.QueryValueEx(key, "MatchingDeviceId")[0])
+                    name = str(winreg.QueryValueEx(key, "DriverDesc")[0])
+            except OSError:
+                continue
+            m = re.search(r"ven_([0-9a-f]{4})", device, re.IGNORECASE)
+            if m:
+                out.append((int(m.group(1), 16), name))
+    return out
+
+
+def light_check(driver: nvidia.NvidiaDriver | None, *,
+                vulkan_loader: Callable[[], bool] | None = None,
+                bindings: str | None = None) -> rules.Check:
+    """What the runner can tell about a runtime without loading it: a CUDA runtime needs an
+    NVIDIA driver new enough (:func:`runner.nvidia.driver_problem`), a Vulkan one the Vulkan
+    loader, any one this runner's llama-cpp-python version (its structs are declared by hand).
+    The app's self-test proves more; a runner started by hand has only these."""
+    ours = _bindings_version() if bindings is None else bindings
+    loader = vulkan_loader or _vulkan_loader_present
+
+    def check(rt: wire.Runtime) -> rules.Verdict | None:
+        if rt.llama_cpp_python and ours and rt.llama_cpp_python != ours:
+            return rules.Verdict(False, f"it was built for llama-cpp-python {rt.llama_cpp_python} "
+                                        f"and this runner has {ours}")
+        if rt.backend == "cuda":
+            problem = nvidia.driver_problem({"backend": "cuda", "min_driver": rt.min_driver,
+                                             "cuda_major": rt.cuda_major}, driver)
+            if problem:
+                return rules.Verdict(False, problem)
+        if rt.backend == "vulkan" and not loader():
+            return rules.Verdict(False, f"the Vulkan loader ({VULKAN_LOADER}) is not installed")
+        return None
+
+    return check
+
+
+def _vulkan_loader_present() -> bool:
+    try:
+        ctypes.CDLL(VULKAN_LOADER)
+    except OSError:
+        return False
+    return True
 
 
 def llama() -> ModuleType:

@@ -4,6 +4,11 @@
 name or folder; empty or ``auto`` lets :func:`~app.runtimes.choose.choose` decide. The choice
 sets the runner program (:func:`app.runner_client.command.set_runtime_args`), so the device
 list, the dry run, the served model and the measured corrections all come from one build.
+
+A runner given no ``--runtime`` chooses for itself by the same rules, but without the app's
+self-tests or settings: so the runner program always names the runtime the app chose, a folder
+with ``--runtime FOLDER`` and the built-in one with ``--runtime=built-in``
+(:func:`runtime_args`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from app.runner_client.build import (
 from app.runtimes.catalog import Runtime, list_runtimes
 from app.runtimes.choose import RuntimeChoice, choose
 from app.runtimes.selftest import SelftestCache, SelftestResult, drivers, run_selftest
+from runner.wire.runtimes import PIN_BUILTIN, WISH_VARIABLE, is_builtin, wish
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +44,7 @@ _asked = 0  # bumped by want(): a choice made for an older wish is not kept
 
 def wanted_runtime() -> str:
     """The runtime asked for: the settings' choice, else ``HEARTH_RUNTIME``; "" is automatic."""
-    value = _wanted if _wanted is not None else os.environ.get("HEARTH_RUNTIME", "")
-    return "" if value in ("", "auto") else value
+    return wish(_wanted if _wanted is not None else os.environ.get(WISH_VARIABLE, ""))
 
 
 def want(name: str | None) -> None:
@@ -89,7 +94,7 @@ def select_runtime(report: Callable[[], HardwareReport], *, token: CancelToken |
         choice = choose(machine, runtimes, test, wanted)
         if token is not None:
             token.check()
-        command.set_runtime_args(choice.args)
+        command.set_runtime_args(runtime_args(choice))
         if asked == _asked:  # else the user chose again meanwhile: choose again next time
             _choice = choice
         log.info("runtime: %s", choice.runtime.name)
@@ -103,9 +108,20 @@ def chosen_build(token: CancelToken | None,
     ``report`` is only called when the runtime has not been chosen yet in this process.
     """
     choice = select_runtime(report, token=token)
-    program = (*command.base_program(), *choice.args)
+    program = (*command.base_program(), *runtime_args(choice))
     build = detect_runner_build(program, token=token, cache=BuildCache())
     return dataclasses.replace(build, notes=choice.reasons)
+
+
+def runtime_args(choice: RuntimeChoice) -> tuple[str, ...]:
+    """What goes before the runner's command so that it serves with ``choice``, as chosen.
+
+    The built-in runtime is named unless ``HEARTH_RUNTIME``, which a runner reads too, already
+    names it (as in the tests, whose stand-in runners take the command first).
+    """
+    if not choice.runtime.builtin:
+        return choice.args
+    return () if is_builtin(os.environ.get(WISH_VARIABLE, "")) else (PIN_BUILTIN,)
 
 
 def forget() -> None:
