@@ -449,7 +449,9 @@ def compose(parent: QObject, *, store_path: Path | None = None,
         loader.measured.connect(measured)
         dialog.finished.connect(lambda _result: loader.measured.disconnect(measured))
         panel.open_model(path)
-        dialog.resize(760, 720)
+        from app.ui.common import open_at
+
+        open_at(dialog, 760, 720)
         dialog.open()
 
     window.set_offload_panel(open_offload)

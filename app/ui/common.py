@@ -1,10 +1,11 @@
 """Small pieces the model views share: plain-text labels, headings, a scrolling column of
-cards, a yes/no question, sizes and counts for people, and palette-aware colour hints."""
+cards, a yes/no question, sizes and counts for people, palette-aware colour hints, and a
+window's opening size that fits the screen."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -119,3 +120,28 @@ def set_text_color(label: QLabel, color: QColor | None) -> None:
         color = (parent or label).palette().color(QPalette.ColorRole.WindowText)
     pal.setColor(QPalette.ColorRole.WindowText, color)
     label.setPalette(pal)
+
+
+# A window opens on at most this share of the screen's free area: its frame (title bar,
+# borders) is outside its size, and a window as tall as a 720-pixel laptop screen hides its
+# bottom row behind the taskbar.
+SCREEN_SHARE = 0.9
+
+
+def size_on_screen(widget: QWidget, wanted: QSize) -> QSize:
+    """``wanted``, made smaller where the free area of the screen ``widget`` opens on (its
+    parent's, else the primary one) is smaller, but never below the widget's minimum size."""
+    anchor = widget.parentWidget() or widget
+    screen = anchor.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return wanted
+    free = screen.availableGeometry().size()
+    least = widget.minimumSizeHint().expandedTo(widget.minimumSize())
+    width = max(min(wanted.width(), int(free.width() * SCREEN_SHARE)), least.width())
+    height = max(min(wanted.height(), int(free.height() * SCREEN_SHARE)), least.height())
+    return QSize(width, height)
+
+
+def open_at(widget: QWidget, width: int, height: int) -> None:
+    """Give ``widget`` its opening size, fitted to the screen (:func:`size_on_screen`)."""
+    widget.resize(size_on_screen(widget, QSize(width, height)))

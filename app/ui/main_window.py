@@ -59,7 +59,7 @@ from app.services.runner_process import RunnerState
 from app.ui.chat_settings import ChatSettingsPanel
 from app.ui.chat_status import ChatStatus
 from app.ui.chat_view import ChatView
-from app.ui.common import fit_color, plain_label
+from app.ui.common import fit_color, open_at, plain_label
 from app.ui.conversations_sidebar import ConversationsSidebar
 from app.ui.menus import MenuActions, MenuCallbacks, build_menus
 
@@ -137,7 +137,7 @@ class MainWindow(QMainWindow):
         self._previewing = False  # the status line describes the selection (no news to keep)
         self._open_offload: Any = None  # set_offload_panel's callback
         self.setWindowTitle("Hearth")
-        self.resize(1100, 720)
+        open_at(self, 1100, 720)  # smaller on a small screen
 
         # --- top bar: model picker, load/unload, progress ---
         self.picker = QComboBox()

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.protocols import HubLike
+from app.ui.common import open_at
 
 TOKENS_PAGE = "https://huggingface.co/settings/tokens"
 
@@ -58,7 +59,11 @@ class TokenDialog(QDialog):
         layout = QVBoxLayout(self)
         for w in (intro, self.note, self.edit, self.status, buttons):
             layout.addWidget(w)
-        self.resize(520, 0)
+        # As tall as its wrapped text needs at that width (resize(520, 0) squashed every row to
+        # 18 px: a top-level window's minimum does not count wrapped labels).
+        layout.activate()
+        height = self.heightForWidth(520) if self.hasHeightForWidth() else -1
+        open_at(self, 520, max(height, self.sizeHint().height()))
 
     def _save(self) -> None:
         token = self.edit.text().strip()
