@@ -22,15 +22,9 @@ from typing import Any
 
 from runner.limits import Limits, add_limit_flags, limits_from_args
 from runner.settings import LoadSettings, add_load_flags, is_loopback, settings_from_args
+from runner.wire.exits import ExitCode
 
 log = logging.getLogger("runner")
-
-# Exit codes the app tells apart (documented in README).
-EXIT_OK = 0
-EXIT_BAD_ARGS = 2
-EXIT_LOAD_FAILED = 3
-EXIT_OUT_OF_MEMORY = 4
-EXIT_PORT_IN_USE = 5
 
 # How long a failed runner keeps answering /health with the error before it exits, so a poller
 # sees the reason over HTTP as well as in the last log line.
@@ -43,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = _choose_runtime(argv)
     except ValueError as exc:
         print(f"hearth-runner: {exc}", file=sys.stderr)
-        return EXIT_BAD_ARGS
+        return ExitCode.BAD_ARGS
     parser = argparse.ArgumentParser(prog="hearth-runner", description=__doc__)
     parser.add_argument("--runtime", metavar="RUNTIME",
                         help="serve with this llama.cpp build: a runtime's folder "
@@ -136,18 +130,18 @@ def serve_main(args: argparse.Namespace) -> int:
     key = os.environ.get("HEARTH_API_KEY") or None
     if key is None and not args.no_auth:
         log.error("no API key: set HEARTH_API_KEY, or pass --no-auth to serve without one")
-        return EXIT_BAD_ARGS
+        return ExitCode.BAD_ARGS
     if not is_loopback(args.host) and not args.allow_remote:
         log.error("refusing to listen on %s: it is reachable from other machines. Pass "
                   "--allow-remote to do this on purpose (the API key is still required).",
                   args.host)
-        return EXIT_BAD_ARGS
+        return ExitCode.BAD_ARGS
     if key is None and not is_loopback(args.host):
         # Anyone who can reach the address could use the model (and the machine's time) unseen.
         log.error("refusing to listen on %s without an API key: --no-auth is for this computer "
                   "only (a loopback --host). Set HEARTH_API_KEY to share the runner with other "
                   "machines.", args.host)
-        return EXIT_BAD_ARGS
+        return ExitCode.BAD_ARGS
     settings = settings_from_args(args)
 
     try:
@@ -156,9 +150,9 @@ def serve_main(args: argparse.Namespace) -> int:
         if exc.errno == errno.EADDRINUSE:
             log.error("port %d on %s is already in use: choose another --port, or 0 for any "
                       "free port", args.port, args.host)
-            return EXIT_PORT_IN_USE
+            return ExitCode.PORT_IN_USE
         log.error("cannot listen on %s:%d: %s", args.host, args.port, exc.strerror or exc)
-        return EXIT_BAD_ARGS
+        return ExitCode.BAD_ARGS
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(json.dumps({"event": "listening", "url": f"http://{shown}:{port}"}), flush=True)
@@ -176,7 +170,7 @@ def _serve(sock: socket.socket, settings: LoadSettings, key: str | None,
 
     state = RunnerState(settings, limits)
     state.connections = ConnectionGuard(state.limits, _connection_cap(state.limits))
-    exit_code = [EXIT_OK]
+    exit_code: list[int] = [ExitCode.OK]
 
     class _Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:
@@ -267,11 +261,11 @@ def _load(state: Any, request_exit: Any, exit_code: list[int]) -> None:
         log.info("model loaded in %.2f s", state.load_seconds,
                  extra={"event": "loaded", "model": path, "n_ctx": model.n_ctx})
     except (GGUFError, LoadError) as exc:
-        _fail(state, request_exit, str(exc),
-              EXIT_OUT_OF_MEMORY if getattr(exc, "out_of_memory", False) else EXIT_LOAD_FAILED)
+        oom = getattr(exc, "out_of_memory", False)
+        _fail(state, request_exit, str(exc), ExitCode.OUT_OF_MEMORY if oom else ExitCode.LOAD_FAILED)
     except Exception as exc:  # an unexpected failure still ends with a line that names the file
         log.debug("load crashed", exc_info=True)
-        _fail(state, request_exit, f"{path}: loading failed: {exc}", EXIT_LOAD_FAILED)
+        _fail(state, request_exit, f"{path}: loading failed: {exc}", ExitCode.LOAD_FAILED)
 
 
 def _fail(state: Any, request_exit: Any, message: str, code: int) -> None:
@@ -291,7 +285,7 @@ def _watch_stdin(request_exit: Any) -> None:
             pass
     except (OSError, ValueError):
         pass
-    request_exit(EXIT_OK)
+    request_exit(ExitCode.OK)
 
 
 def _watch_parent(request_exit: Any) -> None:
@@ -300,7 +294,7 @@ def _watch_parent(request_exit: Any) -> None:
     while True:
         time.sleep(0.5)
         if os.getppid() != parent or not _alive(parent):
-            request_exit(EXIT_OK)
+            request_exit(ExitCode.OK)
             return
 
 

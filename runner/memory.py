@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from runner.settings import LoadSettings, add_load_flags, settings_from_args
+from runner.wire.splits import part_names, split_part
 
 log = logging.getLogger(__name__)
 
@@ -190,19 +191,17 @@ def _tensor_sizes(buf: memoryview) -> dict[str, int]:
     return sizes
 
 
-_SPLIT = re.compile(r"^(?P<stem>.*)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
-
-
 def model_tensor_sizes(path: str) -> dict[str, int]:
-    """Tensor sizes over every part of a split model."""
-    m = _SPLIT.match(os.path.basename(path))
-    if not m:
+    """Tensor sizes over every part of a split model (the parts llama.cpp opens:
+    runner/wire/splits.py)."""
+    part = split_part(os.path.basename(path))
+    if part is None:
         return tensor_sizes(path)
     sizes: dict[str, int] = {}
     folder = os.path.dirname(path)
-    count = int(m["count"])
-    for i in range(1, count + 1):
-        sizes.update(tensor_sizes(os.path.join(folder, f"{m['stem']}-{i:05d}-of-{count:05d}.gguf")))
+    prefix, _, count = part
+    for name in part_names(prefix, count):
+        sizes.update(tensor_sizes(os.path.join(folder, name)))
     return sizes
 
 

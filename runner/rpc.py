@@ -13,7 +13,7 @@ when a server does not answer or speaks another protocol version, so before any 
 it :func:`check` talks to the worker in plain Python (the HELLO handshake, the device count and
 memory: the same messages llama.cpp sends), which can only raise. A worker lost later (killed
 mid-chat) still aborts inside llama.cpp; :func:`guard_aborts` turns that into a log line that
-names the worker and exit code 6.
+names the worker and ``ExitCode.WORKER_LOST`` (runner/wire/exits.py).
 
 The protocol has no authentication or encryption and executes what it is sent: a worker binds
 loopback unless ``--allow-remote`` is given, and then warns.
@@ -36,6 +36,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from runner.wire.exits import ExitCode
+
 log = logging.getLogger(__name__)
 
 # Wire protocol (ggml/src/ggml-rpc/ggml-rpc.cpp): request = cmd (1 byte) | size (u64) | data;
@@ -48,7 +50,6 @@ PROTOCOL_MAJOR = 7  # ggml-rpc.h of the llama.cpp this runner vendors; a server 
 PROTOCOL_MINOR = 0
 DEFAULT_PORT = 50052  # llama.cpp's rpc-server default
 CHECK_TIMEOUT_S = 5.0
-EXIT_WORKER_LOST = 6  # the runner's exit code when a worker stops answering (see README)
 
 
 class RpcError(RuntimeError):
@@ -275,11 +276,11 @@ def guard_aborts(endpoints: list[str]) -> None:
         names = ", ".join(lost)
         log.error("the RPC worker at %s stopped answering (%s); load the model again without "
                   "it, or restart the worker", names, text,
-                  extra={"event": "worker_lost", "workers": lost, "exit_code": EXIT_WORKER_LOST})
+                  extra={"event": "worker_lost", "workers": lost, "exit_code": ExitCode.WORKER_LOST})
         logging.shutdown()
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(EXIT_WORKER_LOST)
+        os._exit(ExitCode.WORKER_LOST)
 
     _abort_callback = callback_type(on_abort)
     h = _handle()
@@ -355,7 +356,7 @@ def worker_main(argv: list[str]) -> int:
             log.error("refusing to listen on %s: RPC has no authentication, and anyone who can "
                       "reach the port could run code on this machine. Pass --allow-remote to do "
                       "this on purpose, on a trusted network only.", args.host)
-            return 2
+            return ExitCode.BAD_ARGS
         log.warning("WARNING: listening on %s without authentication or encryption: anyone who "
                     "can reach port %d can run code on this machine. Use a trusted network, a "
                     "VPN or an SSH tunnel.", args.host, args.port)
@@ -363,7 +364,7 @@ def worker_main(argv: list[str]) -> int:
         port = _free_port(args.host, args.port)
     except OSError as exc:
         log.error("cannot listen on %s:%d: %s", args.host, args.port, exc.strerror or exc)
-        return 5
+        return ExitCode.PORT_IN_USE
     from runner.settings import physical_cores
 
     try:
@@ -373,7 +374,7 @@ def worker_main(argv: list[str]) -> int:
                            ctypes.POINTER(ctypes.c_void_p)])
     except Exception as exc:
         log.error("%s", exc)
-        return 3
+        return ExitCode.LOAD_FAILED
     endpoint = f"{args.host}:{port}"
     handles = (ctypes.c_void_p * len(devices))(*[d["handle"] for d in devices])
     threads = args.threads or physical_cores()
@@ -386,7 +387,7 @@ def worker_main(argv: list[str]) -> int:
     info = _wait_listening(endpoint, server)
     if info is None:
         log.error("the RPC server did not start on %s (see the lines above)", endpoint)
-        return 5
+        return ExitCode.PORT_IN_USE
     shown = [{k: v for k, v in d.items() if k != "handle"} for d in devices]
     _say({"event": "listening", "endpoint": endpoint, "protocol": info.protocol,
           "devices": shown})
@@ -447,7 +448,7 @@ def check_main(argv: list[str]) -> int:
         endpoints = parse_endpoints(args.endpoints)
     except ValueError as exc:
         print(json.dumps({"error": str(exc)}))
-        return 2
+        return ExitCode.BAD_ARGS
     workers: list[dict[str, Any]] = []
     errors: list[dict[str, str]] = []
     for e in endpoints:

@@ -20,10 +20,10 @@ from app.gguf.errors import GGUFError, MissingPartError
 from app.gguf.loadable import check_loadable
 from app.gguf.quant import FILE_TYPES, type_name
 from app.gguf.reader import ArrayInfo, GGUFHeader, TensorInfo, parse_header
+from runner.wire.splits import part_names, split_part
 
 log = logging.getLogger(__name__)
 
-_SPLIT_RE = re.compile(r"^(?P<stem>.*)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
 _LAYER_RE = re.compile(r"^blk\.(\d+)\.")
 # The tensors llama.cpp's fit (and --n-cpu-moe) move to the CPU: routed experts, not shared ones.
 _EXPERT_RE = re.compile(r"\.ffn_(up|down|gate_up|gate)_(ch|)exps")
@@ -115,14 +115,17 @@ class ModelInfo:
 
 
 def split_paths(path: Path) -> list[Path]:
-    """All shard paths of a split model (``x-00001-of-00003.gguf``), or ``[path]``."""
-    m = _SPLIT_RE.match(path.name)
-    if not m:
+    """All shard paths of a split model (``x-00001-of-00003.gguf``), or ``[path]``.
+
+    The names are llama.cpp's (runner/wire/splits.py), the files it opens for the first part.
+    """
+    part = split_part(path.name)
+    if part is None:
         return [path]
-    count = int(m["count"])
-    if count < 1 or count > 9999:
+    prefix, _, count = part
+    if count > 9999:
         raise GGUFError(f"{path.name} names an impossible number of parts ({count}).")
-    return [path.with_name(f"{m['stem']}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)]
+    return [path.with_name(name) for name in part_names(prefix, count)]
 
 
 def read_header_file(path: Path) -> GGUFHeader:

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from app.hardware.report import GpuInfo, HardwareReport
-from app.jobs import CancelToken
 
 GiB = 1024**3
 
-# How the app starts its runner when running from source; the packaged app passes its own.
 RUNNER_TIMEOUT = 30.0  # importing llama.cpp and initialising CUDA can take a while
 
 
@@ -81,35 +78,10 @@ def runner_devices(program: Sequence[str] | None = None) -> dict[str, Any]:
     it): ``program``, by default the runner this app starts (a frozen build's own, or
     ``HEARTH_RUNNER``). Planning asks through app/runner_client/build.py, which caches the
     answer."""
-    from app.runner_client.command import runner_program
+    from app.runner_client.build import query_runner_devices
+    from app.runner_client.command import RunnerProgram
 
-    return query_runner_devices([*(program or runner_program()), "devices"])
-
-
-def query_runner_devices(command: list[str], timeout: float = RUNNER_TIMEOUT,
-                         token: CancelToken | None = None) -> dict[str, Any]:
-    """Run ``hearth-runner devices`` and return its JSON; raises RunnerDevicesError (and
-    CancelledError when ``token`` is cancelled: the child is killed at once)."""
-    from app.hardware.merge import RunnerDevicesError
-    from app.runner_client.build import run_runner
-
-    try:
-        proc = run_runner(command, timeout=timeout, token=token)
-    except subprocess.TimeoutExpired as exc:
-        raise RunnerDevicesError(f"The runner did not list its devices within {timeout:g} s.") from exc
-    except OSError as exc:
-        raise RunnerDevicesError(f"The runner could not be started: {exc}") from exc
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("{", "["))]
-    try:
-        data = json.loads(lines[-1] if lines else "")
-    except ValueError as exc:
-        detail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        raise RunnerDevicesError(f"The runner did not answer with its devices: {detail}") from exc
-    if isinstance(data, dict) and "error" in data:
-        raise RunnerDevicesError(str(data["error"]))
-    if not isinstance(data, dict):
-        raise RunnerDevicesError("The runner answered with something other than a device list.")
-    return data
+    return query_runner_devices(RunnerProgram.of(program).devices(), timeout=RUNNER_TIMEOUT)
 
 
 # -- the table -----------------------------------------------------------------------------------

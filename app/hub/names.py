@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from app.hub.types import FileGroup, FileKind, HubFile, UnsafeNameError
+from runner.wire.splits import split_part
 
-_SPLIT_RE = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$", re.IGNORECASE)
 # Longest names first, so "Q4_K_M" wins over "Q4_K" and "IQ2_XXS" over "IQ2_XS".
 _QUANTS = sorted((
     "F32", "F16", "BF16", "Q8_0", "Q8_K", "Q6_K", "Q6_K_L", "Q5_0", "Q5_1", "Q5_K", "Q5_K_S",
@@ -104,20 +104,12 @@ def file_kind(name: str) -> FileKind:
 def quant_of(name: str) -> str | None:
     """The quantization a file name announces ("Q4_K_M"), upper-cased; None if it names none."""
     stem = PurePosixPath(name).name
-    m = _SPLIT_RE.match(stem)
-    stem = m["stem"] if m else re.sub(r"\.gguf$", "", stem, flags=re.IGNORECASE)
+    part = split_part(stem)
+    stem = part[0] if part else re.sub(r"\.gguf$", "", stem, flags=re.IGNORECASE)
     found = None
     for found_m in _QUANT_RE.finditer(stem):
         found = found_m.group(1)  # the last one: "Llama-3-8B-Q8_0-Q4_K_M" is a Q4_K_M
     return found.upper() if found else None
-
-
-def split_part(name: str) -> tuple[str, int, int] | None:
-    """(stem, part number, part count) of ``x-00002-of-00003.gguf``, else None."""
-    m = _SPLIT_RE.match(name)
-    if not m:
-        return None
-    return m["stem"], int(m["no"]), int(m["count"])
 
 
 def group_files(files: Iterable[HubFile]) -> tuple[FileGroup, ...]:

@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from app.hub.names import file_kind, split_part
+from app.hub.names import file_kind
 from app.hub.types import FileKind
 from app.jobs import CancelToken
+from runner.wire.splits import split_part
 
 log = logging.getLogger(__name__)
 

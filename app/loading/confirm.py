@@ -24,7 +24,7 @@ from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan
 from app.planner.types import Reason
 from app.runner_client.build import run_runner
-from app.runner_client.command import runner_program
+from app.runner_client.command import RunnerProgram
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ def run_probe(args: list[str], program: Sequence[str] | None = None, *,
     another llama.cpp build could allocate differently. Cancelling ``token`` kills the dry run
     and raises :class:`~app.jobs.CancelledError`.
     """
-    cmd = [*(program or runner_program()), "probe", *args]
+    cmd = RunnerProgram.of(program).probe(args)
     try:
         done = run_runner(cmd, timeout=timeout, token=token)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -16,14 +16,8 @@ from enum import Enum
 from app.planner import wording
 from app.planner.fallback import FailureKind, next_fallback
 from app.planner.plan import LaunchPlan
+from runner.wire.exits import ExitCode
 
-# The runner's exit codes (runner/__main__.py, documented in the README): part of the wire
-# protocol the app and the runner share, so they are restated here rather than imported.
-EXIT_BAD_ARGS = 2
-EXIT_LOAD_FAILED = 3
-EXIT_OUT_OF_MEMORY = 4
-EXIT_PORT_IN_USE = 5
-EXIT_WORKER_LOST = 6  # an RPC worker stopped answering (runner/rpc.py)
 # A load refused because a worker could not be used names it so (runner/rpc.py's messages).
 _WORKER_ERROR = re.compile(r"\bworker at \S+:\d+")
 
@@ -54,17 +48,18 @@ def classify_failure(exit_code: int | None, crashed: bool, message: str,
                      on_gpu: bool, model_path: str = "") -> FailureKind | None:
     """What kind of failure a load that ended this way was, for the ladder; None: not retryable.
 
-    Out of memory is the runner's own verdict (exit 4). A device error is only guessed, and only
-    for a plan that used a GPU: a crash while loading, or a load failure that names a GPU backend.
+    Out of memory is the runner's own verdict (``ExitCode.OUT_OF_MEMORY``, runner/wire/exits.py).
+    A device error is only guessed, and only for a plan that used a GPU: a crash while loading, or
+    a load failure that names a GPU backend.
     Everything else (a damaged file, bad arguments) would fail the same way at any size.
     The model's path is left out of the search: "cuda-notes.gguf is not a GGUF model" is not a
     GPU error.
     """
-    if exit_code == EXIT_WORKER_LOST and not crashed:
+    if exit_code == ExitCode.WORKER_LOST and not crashed:
         return "worker_lost"
-    if exit_code == EXIT_LOAD_FAILED and _WORKER_ERROR.search(message):
+    if exit_code == ExitCode.LOAD_FAILED and _WORKER_ERROR.search(message):
         return "worker_lost"
-    if exit_code == EXIT_OUT_OF_MEMORY and not crashed:
+    if exit_code == ExitCode.OUT_OF_MEMORY and not crashed:
         return "oom"
     if not on_gpu:
         return None
@@ -72,7 +67,7 @@ def classify_failure(exit_code: int | None, crashed: bool, message: str,
         return "device"
     if model_path:
         message = message.replace(model_path, "").replace(os.path.basename(model_path), "")
-    if exit_code == EXIT_LOAD_FAILED and _DEVICE_ERROR.search(message):
+    if exit_code == ExitCode.LOAD_FAILED and _DEVICE_ERROR.search(message):
         return "device"
     return None
 

@@ -21,7 +21,7 @@ from app import paths
 from app.jobs import CancelToken
 from app.planner.types import Reason, WorkerDevice
 from app.runner_client.build import run_runner
-from app.runner_client.command import runner_program
+from app.runner_client.command import RunnerProgram
 from app.storage.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -99,8 +99,7 @@ def check_workers(endpoints: Sequence[str], program: Sequence[str] | None = None
     """Ask each worker for its devices, in a child process (``hearth-runner rpc-check``)."""
     if not endpoints:
         return WorkerCheck()
-    cmd = [*(program or runner_program()), "rpc-check", ",".join(endpoints),
-           "--timeout", str(timeout)]
+    cmd = RunnerProgram.of(program).rpc_check(endpoints, timeout=timeout)
     try:
         done = run_runner(cmd, timeout=timeout * len(endpoints) + 30, token=token)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -133,24 +132,19 @@ def worker_program() -> list[str]:
     """The runner program that can lend this computer: the chosen runtime, else the first
     usable runtime folder (llama-cpp-python's own build has no RPC backend); the plain runner
     when there is none (its refusal then says what to install)."""
-    from app.runner_client.command import base_program
     from app.runtimes.catalog import list_runtimes
 
-    program = runner_program()
-    if "--runtime" in program:
-        return program
+    program = RunnerProgram.current()
+    if "--runtime" in program.runtime_args:  # a runtime folder was chosen
+        return program.argv
     for rt in list_runtimes():
         if not rt.builtin and not rt.problem:
-            return [*base_program(), *rt.args()]
-    return program
+            return program.with_runtime(rt.args()).argv
+    return program.argv
 
 
 def worker_command(program: Sequence[str] | None = None, *, port: int = DEFAULT_PORT,
                    host: str = "127.0.0.1") -> list[str]:
     """The command that lends this computer's devices (the app starts it with its stdin held
     open, so the worker ends with the app)."""
-    cmd = [*(program or runner_program()), "rpc-worker", "--host", host, "--port", str(port),
-           "--watch-stdin"]
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        cmd.append("--allow-remote")
-    return cmd
+    return RunnerProgram.of(program).rpc_worker(host=host, port=port)

@@ -33,7 +33,7 @@ from app.hardware.merge import RunnerDevicesError, runner_info_from_json
 from app.hardware.report import RunnerDevice, RunnerInfo
 from app.jobs import CancelledError, CancelToken
 from app.planner.types import Reason
-from app.runner_client.command import NO_CONSOLE_WINDOW, runner_program
+from app.runner_client.command import NO_CONSOLE_WINDOW, RunnerProgram, runner_program
 from app.storage.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -185,9 +185,31 @@ def run_runner(argv: Sequence[str], *, timeout: float,
 def query_devices(program: Sequence[str], *, timeout: float = DEVICES_TIMEOUT_S,
                   token: CancelToken | None = None) -> dict[str, Any]:
     """Run ``<program> devices`` and return its JSON; raises RunnerDevicesError."""
-    from app.hardware.cli import query_runner_devices
+    return query_runner_devices(RunnerProgram.of(program).devices(), timeout=timeout, token=token)
 
-    return query_runner_devices([*program, "devices"], timeout=timeout, token=token)
+
+def query_runner_devices(command: Sequence[str], timeout: float = DEVICES_TIMEOUT_S,
+                         token: CancelToken | None = None) -> dict[str, Any]:
+    """Run ``command`` (a ``hearth-runner devices`` command line) and return its JSON; raises
+    RunnerDevicesError (and CancelledError when ``token`` is cancelled: the child is killed at
+    once)."""
+    try:
+        proc = run_runner(command, timeout=timeout, token=token)
+    except subprocess.TimeoutExpired as exc:
+        raise RunnerDevicesError(f"The runner did not list its devices within {timeout:g} s.") from exc
+    except OSError as exc:
+        raise RunnerDevicesError(f"The runner could not be started: {exc}") from exc
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("{", "["))]
+    try:
+        data = json.loads(lines[-1] if lines else "")
+    except ValueError as exc:
+        detail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        raise RunnerDevicesError(f"The runner did not answer with its devices: {detail}") from exc
+    if isinstance(data, dict) and "error" in data:
+        raise RunnerDevicesError(str(data["error"]))
+    if not isinstance(data, dict):
+        raise RunnerDevicesError("The runner answered with something other than a device list.")
+    return data
 
 
 # -- the cache ------------------------------------------------------------------------------------
@@ -324,6 +346,7 @@ __all__ = [
     "program_fingerprint",
     "program_key",
     "query_devices",
+    "query_runner_devices",
     "run_runner",
     "runner_build_from_json",
 ]

@@ -6,6 +6,7 @@ process's argv.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import os
 import secrets
@@ -23,11 +24,11 @@ class RunnerLaunch:
 
 
 # ``--runtime <folder>`` of the runtime this process chose (app/runtimes/select.py); empty:
-# the runner's own llama-cpp-python libraries.
+# the runner's own llama-cpp-python libraries. The one piece of state: RunnerProgram.current().
 _runtime_args: tuple[str, ...] = ()
 
 
-def set_runtime_args(args: tuple[str, ...]) -> None:
+def set_runtime_args(args: Sequence[str]) -> None:
     global _runtime_args
     _runtime_args = tuple(args)
 
@@ -53,7 +54,82 @@ NO_CONSOLE_WINDOW = 0x08000000 if os.name == "nt" else 0  # CREATE_NO_WINDOW
 
 def runner_program() -> list[str]:
     """How to start the runner with the chosen runtime (its options come before the command)."""
-    return [*base_program(), *_runtime_args]
+    return RunnerProgram.current().argv
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+@dataclass(frozen=True)
+class RunnerProgram:
+    """How to start one runner build, and every command line the app gives it.
+
+    ``program`` starts the runner (:func:`base_program`, or a stand-in in tests);
+    ``runtime_args`` come before the command (``--runtime FOLDER``, ``--runtime=built-in``) and
+    name the llama.cpp build. This is the only place that spells the runner's commands
+    (tests/unit/test_runner_argv.py checks that, and that the runner's parsers accept them).
+    """
+
+    program: tuple[str, ...]
+    runtime_args: tuple[str, ...] = ()
+
+    @classmethod
+    def base(cls) -> RunnerProgram:
+        """The runner this app starts, with no runtime named."""
+        return cls(tuple(base_program()))
+
+    @classmethod
+    def current(cls) -> RunnerProgram:
+        """The runner this app starts, with the runtime this process chose."""
+        return cls(tuple(base_program()), _runtime_args)
+
+    @classmethod
+    def of(cls, argv: Sequence[str] | None) -> RunnerProgram:
+        """A program already written out (a RunnerBuild's ``program``, a test's stand-in);
+        None or empty: :meth:`current`."""
+        return cls(tuple(argv)) if argv else cls.current()
+
+    def with_runtime(self, args: Sequence[str]) -> RunnerProgram:
+        return dataclasses.replace(self, runtime_args=tuple(args))
+
+    @property
+    def argv(self) -> list[str]:
+        """The command line before the runner's command."""
+        return [*self.program, *self.runtime_args]
+
+    def serve(self, model: str, flags: Sequence[str] = (), *, host: str = "127.0.0.1",
+              port: int = 0) -> list[str]:
+        """Serve ``model`` for the app: it exits when the app closes its stdin or dies. A
+        non-loopback ``host`` adds ``--allow-remote`` (sharing is on purpose)."""
+        return [*self.argv, "serve", "--model", model, "--host", host, "--port", str(port),
+                *([] if _loopback(host) else ["--allow-remote"]),
+                "--watch-stdin", *flags]
+
+    def probe(self, flags: Sequence[str]) -> list[str]:
+        """The dry run of a load with ``flags`` (app/loading/flags.py, ``--model`` first)."""
+        return [*self.argv, "probe", *flags]
+
+    def devices(self) -> list[str]:
+        """The devices this build drives, as JSON."""
+        return [*self.argv, "devices"]
+
+    def selftest(self) -> list[str]:
+        """A tiny model loaded on every device, as one JSON object."""
+        return [*self.argv, "selftest", "--json"]
+
+    def rpc_worker(self, *, host: str = "127.0.0.1", port: int) -> list[str]:
+        """Lend this computer's devices over llama.cpp's RPC; ends when the app closes its
+        stdin. A non-loopback ``host`` adds ``--allow-remote``."""
+        return [*self.argv, "rpc-worker", "--host", host, "--port", str(port), "--watch-stdin",
+                *([] if _loopback(host) else ["--allow-remote"])]
+
+    def rpc_check(self, endpoints: Sequence[str], *, timeout: float) -> list[str]:
+        """Ask each ``host:port`` worker its version, devices and memory, as JSON."""
+        return [*self.argv, "rpc-check", ",".join(endpoints), "--timeout", str(timeout)]
 
 
 def build_launch(model: str, flags: list[str] | None = None,
@@ -73,7 +149,7 @@ def build_launch(model: str, flags: list[str] | None = None,
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"the runner's port must be 0 (any free port) or 1–65535, not {port!r}")
     try:
-        remote = not ipaddress.ip_address(host).is_loopback
+        ipaddress.ip_address(host)
     except ValueError:
         raise ValueError(f"the runner's interface must be an IP address, not {host!r}") from None
     if key and (not key.isascii() or not key.isprintable() or any(c.isspace() for c in key)):
@@ -85,8 +161,5 @@ def build_launch(model: str, flags: list[str] | None = None,
     env.setdefault("PYTHONUNBUFFERED", "1")
     # The program the plan was made for (its RunnerBuild), so the dry run, the devices and
     # the served model all come from one llama.cpp build.
-    prog, *pre = program or runner_program()
-    args = [*pre, "serve", "--model", model, "--host", host, "--port", str(port),
-            *(["--allow-remote"] if remote else []),
-            "--watch-stdin", *(flags or [])]  # exit when the app closes our stdin or dies
+    prog, *args = RunnerProgram.of(program).serve(model, flags or [], host=host, port=port)
     return RunnerLaunch(program=prog, args=args, env=env, key=key)

@@ -2,7 +2,8 @@
 
 ``HEARTH_RUNTIME`` (or ``--runtime`` on the command line, or the settings) names one runtime by
 name or folder; empty or ``auto`` lets :func:`~app.runtimes.choose.choose` decide. The choice
-sets the runner program (:func:`app.runner_client.command.set_runtime_args`), so the device
+sets the runner program (:func:`app.runner_client.command.set_runtime_args`, read by
+:meth:`~app.runner_client.command.RunnerProgram.current`), so the device
 list, the dry run, the served model and the measured corrections all come from one build.
 
 A runner given no ``--runtime`` chooses for itself by the same rules, but without the app's
@@ -29,6 +30,7 @@ from app.runner_client.build import (
     detect_runner_build,
     program_fingerprint,
 )
+from app.runner_client.command import RunnerProgram
 from app.runtimes.catalog import Runtime, list_runtimes
 from app.runtimes.choose import RuntimeChoice, choose
 from app.runtimes.selftest import SelftestCache, SelftestResult, drivers, run_selftest
@@ -78,10 +80,10 @@ def select_runtime(report: Callable[[], HardwareReport], *, token: CancelToken |
             cache = SelftestCache()
         machine = report()
         driver = drivers(machine)
-        base = command.base_program()
+        base = RunnerProgram.base()
 
         def test(rt: Runtime) -> SelftestResult | None:
-            program = (*base, *rt.args())
+            program = tuple(base.with_runtime(rt.args()).argv)
             key = cache.key(program_fingerprint(program), driver)
             found = cache.get(rt.name, key)
             if found is None:
@@ -108,7 +110,7 @@ def chosen_build(token: CancelToken | None,
     ``report`` is only called when the runtime has not been chosen yet in this process.
     """
     choice = select_runtime(report, token=token)
-    program = (*command.base_program(), *runtime_args(choice))
+    program = tuple(RunnerProgram.base().with_runtime(runtime_args(choice)).argv)
     build = detect_runner_build(program, token=token, cache=BuildCache())
     return dataclasses.replace(build, notes=choice.reasons)
 

@@ -89,9 +89,10 @@ def run_selftest(program: Sequence[str], *, token: CancelToken | None = None,
                  timeout: float = SELFTEST_TIMEOUT_S) -> SelftestResult:
     """Run ``<program> selftest --json`` (``program`` carries the ``--runtime`` folder)."""
     from app.runner_client.build import run_runner
+    from app.runner_client.command import RunnerProgram
 
     try:
-        done = run_runner([*program, "selftest", "--json"], timeout=timeout, token=token)
+        done = run_runner(RunnerProgram.of(program).selftest(), timeout=timeout, token=token)
     except subprocess.TimeoutExpired:
         return SelftestResult(False, error=f"it did not finish within {timeout:.0f} s")
     except OSError as exc:

@@ -47,8 +47,9 @@ class RunnerState(Enum):
 class RunnerExit:
     """How the last runner process ended, read by whoever handles ``failed``.
 
-    The exit code tells "out of memory" (4) from "cannot load" (3): the loader retries smaller
-    settings only for the first. ``code`` is None when the process never started.
+    The exit code (``runner.wire.exits.ExitCode``) tells "out of memory" from "cannot load": the
+    loader retries smaller settings only for the first. ``code`` is None when the process never
+    started.
     """
 
     code: int | None

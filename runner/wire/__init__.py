@@ -8,7 +8,10 @@ when it is started by hand without ``--runtime``. Those rules live here, once:
 - :mod:`runner.wire.runtimes`: where runtime folders are found, what a folder's manifest says,
   how ``--runtime`` values (a folder, a name, ``built-in``, ``auto``) are read;
 - :mod:`runner.wire.choose`: which runtime suits a machine, best first, and the first that
-  passes the caller's check (the app's self-test, the runner's plain-Python checks).
+  passes the caller's check (the app's self-test, the runner's plain-Python checks);
+- :mod:`runner.wire.exits`: the runner's exit codes, which the app's fallback ladder acts on;
+- :mod:`runner.wire.splits`: llama.cpp's names for the parts of a split model
+  (``-00001-of-00003.gguf``), for the library, the Hub's grouping, the loader and the dry run.
 
 Standard library only, and nothing else of the runner: the GUI process imports it, and it must
 not pull llama.cpp, numpy or the server stack in (``lint-imports`` keeps it so). What needs more

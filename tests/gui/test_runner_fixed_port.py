@@ -15,6 +15,7 @@ import pytest
 
 from app.services.runner_process import RunnerProcess, RunnerState
 from app.services.tasks import TaskRunner
+from runner.wire.exits import ExitCode
 
 
 @pytest.fixture
@@ -51,5 +52,5 @@ def test_a_port_in_use_fails_with_the_runners_reason(runner: RunnerProcess, qtbo
         with qtbot.waitSignal(runner.failed, timeout=60_000) as failed:
             runner.start(tiny_model)
     assert runner.state == RunnerState.FAILED
-    assert runner.last_exit is not None and runner.last_exit.code == 5
+    assert runner.last_exit is not None and runner.last_exit.code == ExitCode.PORT_IN_USE
     assert "in use" in str(failed.args[0])

@@ -29,6 +29,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from runner.wire.exits import ExitCode
 from tests.fixtures.models import ModelSpec, model_path
 from tests.integration.conftest import openai_client, running, spawn_runner
 from tests.integration.test_runtimes import portable
@@ -37,7 +38,6 @@ REPO = Path(__file__).resolve().parents[2]
 # Eight layers: enough to split over two workers and the CPU.
 SPLIT = ModelSpec(n_layer=8, n_embd=128, n_ff=256, name="hearth-test-rpc")
 PROMPT = [{"role": "user", "content": "hello world model"}]
-EXIT_WORKER_LOST = 6
 
 
 @dataclass
@@ -122,7 +122,7 @@ def test_a_worker_refuses_other_interfaces_without_the_flag() -> None:
     done = subprocess.run([sys.executable, "-m", "runner", "--runtime", str(portable()),
                            "rpc-worker", "--host", "0.0.0.0", "--port", "0"], cwd=REPO,
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2
+    assert done.returncode == ExitCode.BAD_ARGS
     assert "--allow-remote" in done.stderr and "run code on this machine" in done.stderr
     assert done.stdout == ""
 
@@ -228,7 +228,7 @@ def test_a_worker_killed_mid_chat_ends_the_runner_with_a_line_that_names_it(
     finally:
         r.kill()
     assert len(got) >= 5
-    assert code == EXIT_WORKER_LOST, r.stderr_text()[-2000:]
+    assert code == ExitCode.WORKER_LOST, r.stderr_text()[-2000:]
     last = json.loads(r.stderr_lines[-1])
     assert workers[1].endpoint in last["msg"] and last["workers"] == [workers[1].endpoint]
 

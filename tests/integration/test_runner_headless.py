@@ -18,11 +18,11 @@ from pathlib import Path
 import httpx2
 import psutil
 
+from runner.wire.exits import ExitCode
 from tests.fixtures import bad_models as bad
 from tests.fixtures.models import TINY, model_path
 from tests.integration.conftest import EXIT_TIMEOUT_S, REPO, Runner, spawn_runner
 
-EXIT_LOAD_FAILED = 3
 # Longer than the parent watch's poll (0.5 s): a runner that would exit has had time to.
 SETTLE_S = 1.5
 
@@ -72,7 +72,7 @@ def test_bad_file_with_stdin_at_dev_null_exits_3_naming_it(tmp_path: Path) -> No
     finally:
         r.kill()
     r.join_streams()
-    assert code == EXIT_LOAD_FAILED, (code, r.stderr_text())
+    assert code == ExitCode.LOAD_FAILED, (code, r.stderr_text())
     last = json.loads(r.stderr_lines[-1])
     assert last["level"] == "error" and str(path) in last["msg"], last
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from app.hardware import HardwareReport, cli, detect
-from app.hardware.cli import query_runner_devices
 from app.hardware.merge import RunnerDevicesError, compiled_cpu_features
 from app.runner_client import command
+from app.runner_client.build import query_runner_devices
 from runner import devices
 from tests.fixtures.hardware.make_reports import load_report
 from tests.unit.hardware.fakes import FIXTURES, fixture_json
@@ -76,7 +76,8 @@ def test_hearth_hardware_runner_merges_what_the_runner_prints(
     monkeypatch.setattr(detect, "detect_hardware", lambda: load_report("2x3090"))
     text = (FIXTURES / "runner/cuda_2x3090.json").read_text()
     # The app asks the runner it would start (a frozen build's own): `<runner program> devices`.
-    monkeypatch.setattr(command, "runner_program", lambda: printing(text))
+    monkeypatch.setattr(command, "base_program", lambda: printing(text))
+    monkeypatch.setattr(command, "_runtime_args", ())
     assert cli.main(["--json", "--runner"]) == 0
     report = HardwareReport.from_json(json.loads(capsys.readouterr().out))
     assert [g.runner_device for g in report.gpus] == ["CUDA0", "CUDA1"]

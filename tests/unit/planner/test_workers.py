@@ -7,10 +7,11 @@ import itertools
 
 from app.gguf import ModelInfo
 from app.loading.flags import plan_args
-from app.loading.ladder import EXIT_LOAD_FAILED, EXIT_WORKER_LOST, classify_failure
+from app.loading.ladder import classify_failure
 from app.planner import Wishes, next_fallback, plan, wording
 from app.planner.devices import devices_for
 from app.planner.types import GiB, WorkerDevice
+from runner.wire.exits import ExitCode
 from tests.unit.planner.conftest import load_report
 
 TWO = (WorkerDevice("192.168.1.20:50052", 0, 30 * GiB, 32 * GiB),
@@ -87,8 +88,8 @@ def test_a_lost_worker_falls_back_to_this_computer_alone(
 
 
 def test_the_runner_exit_for_a_lost_worker_is_its_own_failure_kind() -> None:
-    assert classify_failure(EXIT_WORKER_LOST, False, "", on_gpu=False) == "worker_lost"
+    assert classify_failure(ExitCode.WORKER_LOST, False, "", on_gpu=False) == "worker_lost"
     msg = "m.gguf: the worker at 10.0.0.5:50052 cannot be reached (Connection refused)"
-    assert classify_failure(EXIT_LOAD_FAILED, False, msg, on_gpu=True) == "worker_lost"
-    assert classify_failure(EXIT_LOAD_FAILED, False, "m.gguf: not a GGUF file",
+    assert classify_failure(ExitCode.LOAD_FAILED, False, msg, on_gpu=True) == "worker_lost"
+    assert classify_failure(ExitCode.LOAD_FAILED, False, "m.gguf: not a GGUF file",
                             on_gpu=True) is None
