@@ -451,7 +451,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
         panel.open_model(path)
         from app.ui.common import open_at
 
-        open_at(dialog, 760, 720)
+        open_at(dialog, *OffloadPanel.OPENING_SIZE)
         dialog.open()
 
     window.set_offload_panel(open_offload)

@@ -147,9 +147,12 @@ class _Parser(MarkdownIt):
         return True
 
 
-def _make_parser() -> MarkdownIt:
-    # CommonMark plus the two extensions models use all the time; raw HTML stays text.
-    md = _Parser("commonmark", {"html": False, "linkify": False, "typographer": False})
+def _make_parser(*, breaks: bool = True) -> MarkdownIt:
+    # CommonMark plus the two extensions models use all the time; raw HTML stays text. A chat
+    # model's single newline is a line break it meant (``breaks``: <br />), as chat apps show
+    # it; a document (a model card) keeps CommonMark's soft breaks.
+    md = _Parser("commonmark", {"html": False, "linkify": False, "typographer": False,
+                                "breaks": breaks})
     md.enable(["table", "strikethrough"])
     md.add_render_rule("image", _render_image)
     md.add_render_rule("link_open", _render_link_open)
@@ -261,6 +264,7 @@ def _render_blockquote_open(self: Any, tokens: Sequence[Token], idx: int, option
 
 
 _md = _make_parser()
+_doc_md = _make_parser(breaks=False)
 # Code blocks are found by the block rules alone: inline parsing is most of the cost of a big
 # reply, and a code block's text never depends on it.
 _blocks_md = _make_parser().disable("inline")
@@ -294,13 +298,15 @@ def highlight_code(code: str, lang: str, dark: bool) -> str:
     return highlight(code, lexer, _formatter(dark)).removesuffix("\n")
 
 
-def render_markdown(text: str, theme: Theme = LIGHT, copy: tuple[int, int] | None = None) -> str:
+def render_markdown(text: str, theme: Theme = LIGHT, copy: tuple[int, int] | None = None, *,
+                    breaks: bool = True) -> str:
     """Markdown from a model as safe HTML for Qt (see the module's notes).
 
     ``copy``: (message index, number of the first code block) puts a "Copy code" link above
-    each fenced code block.
+    each fenced code block. ``breaks``: a single newline in a paragraph is a line break (a
+    reply); False joins the lines as CommonMark does (a document such as a model card).
     """
-    return _md.render(text, {"theme": theme, "copy": copy})
+    return (_md if breaks else _doc_md).render(text, {"theme": theme, "copy": copy})
 
 
 def code_blocks(text: str) -> list[str]:

@@ -121,7 +121,8 @@ class _CardView(QTextBrowser):
         # The Hub's YAML front matter (license, tags) is shown as facts above; as Markdown it
         # would be a wall of text.
         text = _FRONT_MATTER.sub("", text, count=1)
-        self.setHtml(render_markdown(text, theme_for(self.palette())))
+        # A model card is a document: its wrapped lines join, as on Hugging Face.
+        self.setHtml(render_markdown(text, theme_for(self.palette()), breaks=False))
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         log.debug("Refused to load a resource for a model card: %.200s",
@@ -285,6 +286,10 @@ class DiscoverTab(QWidget):
         # Verdicts by (repo, group name): they may arrive before or after the page itself.
         self._verdicts: dict[tuple[str, str], Verdict | str] = {}
         self._cards: dict[str, RecommendationCard] = {}
+        # Offline: the cards whose details the Hub could not give, with why (instead of
+        # "Checking…" for ever); an answer with the details takes a card off.
+        self._unchecked: dict[str, str] = {}
+        self._with_details: set[str] = set()  # the cards whose details the Hub gave
         self._recommended_loaded = False
         self._open_url = open_url
 
@@ -637,19 +642,33 @@ class DiscoverTab(QWidget):
             card.setParent(None)
             card.deleteLater()
         self._cards.clear()
+        self._with_details.clear()
+        wanted = set()
         for entry in entries:
             rec, details, verdict = entry
+            wanted.add(rec.repo_id)
             card = RecommendationCard(rec)
             card.set_details(details)
-            card.show_verdict(verdict, self._verdicts.get((rec.repo_id, card.group.name))
-                              if card.group else None)
+            if details is not None:
+                self._unchecked.pop(rec.repo_id, None)  # the Hub answered for it after all
+            why = self._unchecked.get(rec.repo_id)
+            if why is not None:  # the list came again, but this one is still not checked
+                card.set_verdict(None, why)
+            else:
+                card.show_verdict(verdict, self._verdicts.get((rec.repo_id, card.group.name))
+                                  if card.group else None)
             card.activated.connect(lambda repo, quant=rec.quant: self.open_repo(repo, quant))
             self._cards_layout.insertWidget(self._cards_layout.count() - 1, card)
             self._cards[rec.repo_id] = card
+            if details is not None:
+                self._with_details.add(rec.repo_id)
+        for repo_id in [r for r in self._unchecked if r not in wanted]:
+            del self._unchecked[repo_id]
         self._update_cards_visibility()
 
     def _update_cards_visibility(self) -> None:
-        shown, checking = show_fitting(self._cards.values())
+        shown, _ = show_fitting(self._cards.values())
+        checking = any(self._checking(r, c) for r, c in self._cards.items())
         if not self._cards:
             self.recommended_status.setText("No recommendations are available. Search for a "
                                             "model above.")
@@ -659,8 +678,18 @@ class DiscoverTab(QWidget):
         elif checking:
             self.recommended_status.setText("Curated models that run well here. Still checking "
                                             "some of them…")
+        elif self._unchecked:
+            self.recommended_status.setText("Curated models. Some could not be checked against "
+                                            "this computer; Retry checks them again.")
         else:
             self.recommended_status.setText("Curated models that run well on this computer.")
+
+    def _checking(self, repo_id: str, card: RecommendationCard) -> bool:
+        """Whether the card still waits for its verdict (not one that could not be checked)."""
+        if card.verdict is not None or repo_id in self._unchecked:
+            return False
+        known = self._verdicts.get((repo_id, card.group.name)) if card.group else None
+        return not isinstance(known, str)
 
     def _on_unreachable(self, line: str) -> None:
         # The service's sentence already names the cause and what to do.
@@ -668,6 +697,13 @@ class DiscoverTab(QWidget):
                                           "already on this computer keep working.")
         self.banner.show()
         self.retry_btn.setEnabled(True)
+        # The cards whose details never came say so and why, instead of "Checking…".
+        why = _cause(line) or "Hugging Face cannot be reached."
+        for repo_id, card in self._cards.items():
+            if repo_id not in self._with_details:
+                self._unchecked[repo_id] = why
+                card.set_verdict(None, why)
+        self._update_cards_visibility()
         self.more_btn.setEnabled(True)
         self.more_btn.setText("Load more")
         if self.results_status.isVisible() and self.results.topLevelItemCount() == 0:
@@ -687,7 +723,17 @@ class DiscoverTab(QWidget):
 
     def _retry(self) -> None:
         self.retry_btn.setEnabled(False)  # until the hub answers, one way or the other
-        self._hub.retry()
+        if self._unchecked and self.left.currentIndex() == 0:
+            # The recommended list is what the person sees: ask for it again (the hub's last
+            # request need not have been it), "Checking…" until the Hub answers.
+            self._unchecked.clear()
+            for card in self._cards.values():
+                if card.verdict is None:
+                    card.set_verdict(None)
+            self._update_cards_visibility()
+            self._hub.load_recommended()
+        else:
+            self._hub.retry()
 
     def _more(self) -> None:
         self.more_btn.setEnabled(False)
@@ -772,6 +818,15 @@ class DiscoverTab(QWidget):
 
     def sizeHint(self) -> QSize:
         return QSize(1100, 720)
+
+
+def _cause(line: str) -> str:
+    """The first sentence of the hub's line: the cause without the advice, for a card ("Hugging
+    Face cannot be reached (the connection was refused). Check the ..." gives the part before
+    "Check")."""
+    line = line.strip()
+    m = re.match(r"(.+?[.!?])(?:\s|$)", line, re.DOTALL)
+    return m.group(1) if m else line
 
 
 def human_count(n: int) -> str:

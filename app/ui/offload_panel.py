@@ -17,11 +17,13 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDialog,
+    QDialogButtonBox,
     QDoubleSpinBox,
     QFrame,
     QGridLayout,
@@ -285,10 +287,33 @@ class _SplitField(_Field):
         self._quiet(apply)
 
 
+class _FittingScroll(QScrollArea):
+    """A vertical scroll area as wide as its content needs: its text wraps to the width it gets,
+    but the columns' controls, legend and GPU names cannot shrink, so the window holding it may
+    not be made narrower than they are (nothing is cut off at the right edge)."""
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        body = self.widget()
+        if body is None:
+            return hint
+        width = (body.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width()
+                 + 2 * self.frameWidth())
+        return QSize(max(hint.width(), width), hint.height())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()  # the content's needs changed (fields built, bars added)
+        return super().eventFilter(watched, event)
+
+
 class OffloadPanel(QWidget):
     """The offload settings of one model; ``open_model`` chooses which."""
 
     apply_requested = Signal(str, object)  # model path, Pins: reload the model with these pins
+    # The size a dialog holding the panel opens at (fitted to the screen by open_at): wide
+    # enough for both columns with a GPU's name, before the model's fields are built.
+    OPENING_SIZE = (1150, 720)
     recomputed = Signal(object)  # LaunchPlan: the plan the panel shows now
 
     def __init__(self, tuning: TuningLike, parent: QWidget | None = None) -> None:
@@ -303,7 +328,7 @@ class OffloadPanel(QWidget):
         self._fields: dict[str, _Field] = {}
         self._bars: list[MemoryBar] = []
 
-        self.title = heading_label("Offload settings")
+        self.title = heading_label("Offload settings", wrap=True)  # a long file name wraps
         self.status = plain_label("Choose a model to see how it will be loaded.", muted=True)
         self.status.setAccessibleName("Offload status")
 
@@ -356,17 +381,21 @@ class OffloadPanel(QWidget):
         cols.setContentsMargins(0, 0, 0, 0)
         cols.addLayout(left, 5)
         cols.addLayout(right, 6)
-        scroll = QScrollArea()
+        scroll = self.body_scroll = _FittingScroll()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
-        # The columns wrap their text to the width they get rather than scroll sideways.
+        # The columns wrap their text to the width they get rather than scroll sideways; the
+        # scroll area is at least as wide as what cannot wrap, so nothing is cut.
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(body)
+        self.close_box = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.close_box.rejected.connect(self._close_window)
 
         outer = QVBoxLayout(self)
         outer.addWidget(self.title)
         outer.addWidget(self.status)
         outer.addWidget(scroll, 1)
+        outer.addWidget(self.close_box)
         self._set_enabled(False)
 
         tuning.opened.connect(self._on_opened)
@@ -446,6 +475,14 @@ class OffloadPanel(QWidget):
         return plan
 
     # ---- internals ---------------------------------------------------------------------------
+
+    def _close_window(self) -> None:
+        """Close: the dialog the panel sits in (rejected, as Esc does), or the panel's window."""
+        window = self.window()
+        if isinstance(window, QDialog):
+            window.reject()
+        else:
+            window.close()
 
     def _on_opened(self, ctx: TuningContext) -> None:
         if ctx.path != self._path:

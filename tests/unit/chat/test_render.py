@@ -135,3 +135,20 @@ def test_a_theme_is_mixed_from_the_palette_colours() -> None:
     assert mix("#000000", "#ffffff", 0.5) == "#808080"
     with pytest.raises(ValueError, match="#rrggbb"):
         mix("red", "#ffffff", 0.5)
+
+
+def test_a_single_newline_in_a_reply_is_a_line_break() -> None:
+    # A chat model's newline is meant: "a\nb" shows as two lines, not "a b" run together.
+    out = render_markdown("a\nb")
+    assert "a<br />\nb" in out
+    saved = "\n".join(["Say hello. Then stop."] * 6)
+    assert render_markdown(saved).count("<br />") == 5
+    # Code blocks and tables are as they were: their lines are not given <br />.
+    code = render_markdown("```\nx = 1\ny = 2\n```")
+    assert "<br" not in code and "x = 1\ny = 2" in code
+    table = render_markdown("| a | b |\n|---|---|\n| 1 | 2 |")
+    assert "<table" in table and "<br" not in table
+
+
+def test_a_document_keeps_commonmark_soft_breaks() -> None:
+    assert "<br" not in render_markdown("a\nb", breaks=False)
