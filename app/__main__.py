@@ -483,6 +483,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
         welcome.done.connect(welcome_done)
         welcome.chat_requested.connect(chat_with)
         welcome.browse_requested.connect(browse)
+        window.model_chosen.connect(welcome.chat_requested)  # Ctrl+O: as the page's Open
         window.show_welcome(welcome)
     downloads.start()
     local.rescan()

@@ -4,7 +4,7 @@ window's opening size that fits the screen."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QFrame,
@@ -145,3 +145,24 @@ def size_on_screen(widget: QWidget, wanted: QSize) -> QSize:
 def open_at(widget: QWidget, width: int, height: int) -> None:
     """Give ``widget`` its opening size, fitted to the screen (:func:`size_on_screen`)."""
     widget.resize(size_on_screen(widget, QSize(width, height)))
+
+
+class _WheelOnlyWhenFocused(QObject):
+    """Leaves a wheel event over an unfocused widget to its parents (the page scrolls)."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Wheel and isinstance(watched, QWidget) \
+                and not watched.hasFocus():
+            event.ignore()  # not accepted: Qt offers it to the parents, the scroll area's
+            return True
+        return False
+
+
+def wheel_only_when_focused(*widgets: QWidget) -> None:
+    """Combo boxes and spin boxes in a scrolling page take the mouse wheel only once focused
+    (clicked or tabbed to): otherwise scrolling the page changed whichever one passed under
+    the pointer. They no longer take focus from the wheel either."""
+    for widget in widgets:
+        widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        guard = _WheelOnlyWhenFocused(widget)  # lives as long as the widget
+        widget.installEventFilter(guard)

@@ -105,6 +105,7 @@ def _focus_chain(container: QWidget) -> list[QWidget]:
 class MainWindow(QMainWindow):
     find_instruct = Signal(str)  # a search for the Discover tab (a base model's instruct version)
     settings_requested = Signal()  # the Settings button (the composition root opens the dialog)
+    model_chosen = Signal(str)  # Ctrl+O chose a file (a first-run page showing then ends)
 
     def __init__(self, runner: RunnerLike, loader: LoaderLike, session: ChatSession,
                  library: LibraryLike, *, hardware_panel: QWidget | None = None,
@@ -445,6 +446,7 @@ class MainWindow(QMainWindow):
         if path:
             self.tabs.setCurrentIndex(0)
             self.choose_model(path)
+            self.model_chosen.emit(path)
 
     def _quit(self) -> None:
         """Ctrl+Q: close the window, which unloads the model and ends the app (its last

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from PySide6.QtCore import QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QApplication,
     QCheckBox,
     QComboBox,
@@ -66,7 +67,7 @@ from app.services.runner_process import RunnerState
 from app.services.workers import WorkersService
 from app.settings import MAX_PORT, MIN_FIXED_PORT, AppSettings, save_settings, valid_port
 from app.storage.secrets import SecretStoreError
-from app.ui.common import plain_label, set_text_color, text_color
+from app.ui.common import plain_label, set_text_color, text_color, wheel_only_when_focused
 from app.ui.servers_panel import ServersPanel
 from app.ui.workers_box import WorkersBox
 
@@ -146,6 +147,7 @@ class SettingsDialog(QDialog):
         self._interfaces = interfaces()  # read once: a few system calls, no network
         self._shared_key = shared_key if shared_key is not None else SHARED_KEY
         self._reload = reload
+        self._rotated = False  # a key was rotated here: the note can call it the new one
 
         general = QWidget()
         column = QVBoxLayout(general)
@@ -170,6 +172,9 @@ class SettingsDialog(QDialog):
         if workers is not None:
             self.workers_box = WorkersBox(workers)
             self._add_page(self.workers_box, "Other computers")
+        # Scrolling a page must not change the values that pass under the pointer.
+        wheel_only_when_focused(*self.tabs.findChildren(QComboBox),
+                                *self.tabs.findChildren(QAbstractSpinBox))
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs, 1)
         self.message = plain_label()
@@ -445,33 +450,35 @@ class SettingsDialog(QDialog):
         key = self._runner.key if url else None
         # The interface the running model really listens on (the choice above may be newer).
         listen = getattr(self._runner, "listen_url", "") or url
-        running_host = urlsplit(listen).hostname or LOOPBACK
-        shown = shared_url(listen, running_host, self._interfaces) if url else ""
-        self.connection.setVisible(sharing and bool(url and key))
+        kept = self._kept_key() if sharing else ""
+        # What sharing uses at every load, never the private port and key of a model loaded
+        # without sharing: the fixed port (with "any free port", the running model's).
+        port = self._settings.runner_port or (urlsplit(listen).port if url else None)
+        host = self._settings.share_host
+        shown = shared_url(f"http://{LOOPBACK}:{port}", host, self._interfaces) if port else ""
+        self.connection.setVisible(sharing and bool(kept))
         self.url_edit.setText(shown if sharing else "")
-        self.key_edit.setText(key or "" if sharing else "")
-        waiting = self._waiting(listen, key) if url else []
+        self.key_edit.setText(kept)
+        waiting = self._waiting(listen, key, kept) if url else []
         if not sharing:
             note = ("Only Hearth talks to the model. Turn this on to use it from another app "
                     "(an editor, a script that speaks the OpenAI API) or another device.")
-            note += "".join(" " + sentence for sentence in waiting)
-        elif not url or not key:
-            note = ("Load a model in the chat: its address and key will appear here, to paste "
-                    "into any OpenAI client. The key stays the same from one load to the next.")
         else:
-            if is_loopback(running_host):
+            if is_loopback(host):
                 note = ("Paste these into any OpenAI client on this computer. Only this "
                         "computer can connect (127.0.0.1).")
             else:
                 note = ("Paste these into any OpenAI client on this computer or on another "
                         "device on your network.")
                 others = [i.address for i in self._interfaces[1:]]
-                if running_host == ALL_INTERFACES and others:
+                if host == ALL_INTERFACES and others:
                     note += f" This computer's other addresses work too: {', '.join(others)}."
+            if not url:
+                note = "Load a model in the chat to use it this way. " + note
             note += " The key stays the same at every load until you rotate it."
             if not self._settings.runner_port:
                 note += " The port changes at each load: choose a fixed port to keep the address."
-            note += "".join(" " + sentence for sentence in waiting)
+        note += "".join(" " + sentence for sentence in waiting)
         can_apply = bool(waiting) and self._reload is not None and \
             self._runner.state == RunnerState.READY
         if can_apply:
@@ -479,7 +486,16 @@ class SettingsDialog(QDialog):
         self.apply_row.setVisible(can_apply)
         self.connection_note.setText(note)
 
-    def _waiting(self, listen: str, key: str | None) -> list[str]:
+    def _kept_key(self) -> str:
+        """The key sharing uses (app/remote/share.py); "" when it cannot be read (said)."""
+        try:
+            return self._shared_key.get()
+        except SecretStoreError as exc:
+            log.warning("the shared key cannot be read: %s", exc)
+            self._set_message(str(exc), error=True)
+            return ""
+
+    def _waiting(self, listen: str, key: str | None, kept: str) -> list[str]:
         """What the running model does not have yet of the settings, one sentence each (they
         apply from the next load, or at once with Apply now)."""
         s = self._settings
@@ -493,19 +509,17 @@ class SettingsDialog(QDialog):
             if s.runner_port and parts.port == s.runner_port:
                 return ["Other apps can use the model running now until it loads again."]
             return []
+        if key and kept and key != kept and not self._rotated:
+            # Loaded before sharing was on: its port and key are its own, known to no app.
+            return ["The model running now was loaded with a private address and key: what "
+                    "is shown here applies from the next load."]
         out = []
         if host != s.launch_host:
             out.append("The choice of who can connect applies from the next load.")
         if s.launch_port and parts.port != s.launch_port:
             out.append("The port chosen above applies from the next load.")
-        if key:
-            try:
-                kept = self._shared_key.get()
-            except SecretStoreError as exc:
-                log.warning("the shared key cannot be read: %s", exc)
-            else:
-                if key != kept:
-                    out.append("The new key applies from the next load.")
+        if key and kept and key != kept:
+            out.append("The new key applies from the next load.")
         return out
 
     def _set_message(self, text: str, error: bool = False) -> None:
@@ -568,6 +582,7 @@ class SettingsDialog(QDialog):
         except SecretStoreError as exc:
             self._set_message(str(exc), error=True)
             return
+        self._rotated = True
         serving = self._runner.state in _SERVING
         self._set_message("A new key is kept." + (
             " The model running now still uses the old one until it loads again." if serving

@@ -133,19 +133,18 @@ def test_sharing_shows_the_url_and_key_of_the_running_model(env: Any, qtbot: Any
     d.share_check.setChecked(True)
     assert env.saved[-1].share_runner is True and d.settings.share_runner
     assert d.port_spin.isEnabled()
-    assert not d.connection.isVisible()  # nothing loaded yet
+    assert d.connection.isVisible()  # nothing loaded yet: what sharing will use
     assert "Load a model" in d.connection_note.text()
     env.runner.become(RunnerState.READY)
     assert d.connection.isVisible()
-    assert d.url_edit.text() == "http://127.0.0.1:9/v1"
-    assert d.key_edit.text() == "fake-key"
+    assert d.url_edit.text() == "http://127.0.0.1:4327/v1"  # the fixed port, not the private
+    kept = d.key_edit.text()
+    assert kept and kept != "fake-key"  # the kept key, not the private one
     assert d.url_edit.isReadOnly() and d.key_edit.isReadOnly()
     assert "key stays the same at every load" in d.connection_note.text()
     qtbot.mouseClick(d.url_copy, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(d.key_copy, Qt.MouseButton.LeftButton)
-    assert env.copied == ["http://127.0.0.1:9/v1", "fake-key"]
-    env.runner.become(RunnerState.STOPPED)
-    assert not d.connection.isVisible() and d.key_edit.text() == ""
+    assert env.copied == ["http://127.0.0.1:4327/v1", kept]
     env.runner.become(RunnerState.READY)
     d.share_check.setChecked(False)
     assert not d.connection.isVisible() and d.key_edit.text() == ""  # the key is not left shown
@@ -249,7 +248,7 @@ def test_sharing_with_other_devices_names_the_network_and_warns(env: Any, qtbot:
     assert d.share_warning.isVisible() and "Anyone on your network" in d.share_warning.text()
     # The model running now was started on loopback: the change waits for the next load.
     env.runner.become(RunnerState.READY)
-    assert d.url_edit.text() == "http://127.0.0.1:9/v1"
+    assert d.url_edit.text() == "http://192.168.1.23:8765/v1"  # what sharing uses
     assert "applies from the next load" in d.connection_note.text()
     # Loaded again on every interface: the address to paste names this computer's network.
     env.runner.listen_url = "http://0.0.0.0:8765"
