@@ -406,6 +406,16 @@ def _penalised(s: Sampling) -> bool:
     return s.repeat_penalty != 1.0 or bool(s.presence_penalty) or bool(s.frequency_penalty)
 
 
+def calibration_budget() -> float:
+    """Seconds the load's thread trial may take: 2, so a slow model on a slow CPU does not hold
+    the load up. HEARTH_CALIBRATE_SECONDS overrides it (tests that check the whole trial on a
+    busy machine give it the time it needs there)."""
+    try:
+        return max(0.0, float(os.environ.get("HEARTH_CALIBRATE_SECONDS", "")))
+    except ValueError:
+        return 2.0
+
+
 class Scheduler:
     """Owns the model's context on one thread and runs queued jobs through parallel slots."""
 
@@ -437,7 +447,7 @@ class Scheduler:
             # Before the scheduler thread owns the context, so the runner reports ready with
             # the count it measured (at most a couple of seconds on a slow CPU model).
             try:
-                self._calibrate()
+                self._calibrate(calibration_budget())
             except Exception:  # a failed measurement leaves the plan's count, nothing worse
                 log.exception("thread calibration failed")
         self._thread = threading.Thread(target=self._run, name="scheduler", daemon=True)
@@ -613,6 +623,11 @@ class Scheduler:
 
     def threads_in_use(self) -> int:
         return self._threads
+
+    def warming(self) -> int:
+        """Tokens idle slots have still to decode ahead (a chat's next turn boundary). Read from
+        the event loop for /runner/status: a client can wait until they are in the cache."""
+        return sum(len(s.pending) for s in self.slots if s.job is None)
 
     def _use_threads(self, n: int) -> None:
         if n != self._threads:

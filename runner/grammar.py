@@ -318,6 +318,7 @@ class GrammarWorker:
     def __init__(self, stack_bytes: int = GRAMMAR_STACK_BYTES) -> None:
         self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = \
             queue.SimpleQueue()
+        self.building = False  # a build runs now (/runner/status shows it)
         self._thread = start_thread(self._run, "grammar", stack_bytes)
 
     def submit(self, fn: Callable[[], T]) -> Future[T]:
@@ -333,10 +334,13 @@ class GrammarWorker:
             future, fn = job
             if not future.set_running_or_notify_cancel():
                 continue  # its request went away while it waited
+            self.building = True
             try:
                 future.set_result(fn())
             except BaseException as exc:  # delivered to the request, never kills the thread
                 future.set_exception(exc)
+            finally:
+                self.building = False
 
 
 _stack_lock = threading.Lock()

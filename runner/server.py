@@ -567,11 +567,14 @@ def runner_status(state: RunnerState, local: bool = True) -> dict[str, Any]:
         sched = state.scheduler
         last = sched.last
         out["context"] = {"n_ctx": state.model.n_ctx, "n_ctx_train": state.model.n_ctx_train,
-                          "slots": sched.n_slots, "per_slot": sched.slot_ctx}
+                          "slots": sched.n_slots, "per_slot": sched.slot_ctx,
+                          # a chat's next turn boundary, still to decode in idle slots
+                          "warming": sched.warming()}
         out["load_seconds"] = round(state.load_seconds, 3)
         out["chat_format"] = state.chat_format
         out["memory"] = state.memory
-        out["requests"] = {"total": sched.total_requests, "active": sched.active_jobs}
+        out["requests"] = {"total": sched.total_requests, "active": sched.active_jobs,
+                           "building_grammar": bool(state._grammars and state._grammars.building)}
         out["threads"] = sched.tuner.status()
         out["last_request"] = {
             "prompt_tokens": last.prompt_tokens,

@@ -9,9 +9,13 @@ on (ratios from the same run):
   header time-out closes them);
 - for reference (no target), the stream's rate while the same bytes are pumped between two other
   processes over loopback: what moving them costs a machine whose cores the stream needs;
+- (c) the same two figures on a runner whose limits admit a 60,000-value enum
+  (``--max-schema-items 100000 --max-grammar-bytes 4000000``), while that enum's grammar is
+  being built (on the grammar thread: converted, then parsed by llama.cpp), against that
+  runner alone; its request is dropped before the build ends, so no step samples with it;
 - the time to refuse each over-limit request, from its last byte sent to the first byte of the
   answer: a body over the limit (by its Content-Length), too many messages, a foreign Host, and
-  the two grammar bombs of part 1 (a huge maxLength, an enum over the limit);
+  the grammar bombs of part 1 (a huge maxLength, an enum over the limit, a huge minItems);
 - the chat view's main-thread time to open a 1 MB one-line reply and a 2000×50 table, and per
   streamed update (tests/bench/hostile_view.py, against a normal reply).
 
@@ -34,6 +38,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx2
@@ -266,6 +271,8 @@ def _refusals(r: Runner, limits: Limits) -> list[tuple[str, float, int]]:
 
     schema = {"type": "json_schema", "json_schema": {"name": "x", "schema": {
         "type": "string", "maxLength": 100_000}}}
+    min_items = {"type": "json_schema", "json_schema": {"name": "x", "schema": {
+        "type": "array", "items": {"type": "integer"}, "minItems": 10_000_000}}}
     enum = {"type": "json_schema", "json_schema": {"name": "x", "schema": {
         "enum": [f"v{i}" for i in range(limits.max_schema_items + 1)]}}}
     return [
@@ -279,7 +286,55 @@ def _refusals(r: Runner, limits: Limits) -> list[tuple[str, float, int]]:
         timed("maxLength 100000 (400)", lambda: chat({"response_format": schema})),
         timed(f"enum of {limits.max_schema_items + 1} (400)",
               lambda: chat({"response_format": enum})),
+        timed("minItems 10000000 (400)", lambda: chat({"response_format": min_items})),
     ]
+
+
+# ---- (c) a grammar being built ---------------------------------------------------------------------
+
+GRAMMAR_LIMITS = ("--max-schema-items", "100000", "--max-grammar-bytes", "4000000",
+                  "--max-grammar-seconds", "120")
+
+
+def _building(r: Runner) -> bool:
+    status = httpx2.get(r.url + "/runner/status", headers=r.headers, trust_env=False,
+                        timeout=30).json()
+    return bool(status["requests"].get("building_grammar"))
+
+
+@contextmanager
+def _grammar_being_built(r: Runner) -> Iterator[Callable[[], bool]]:
+    """A 60,000-value enum sent on a socket of its own, its build begun; yields "is it still
+    being built?". The socket is closed at the end: the runner drops the request."""
+    enum = {"enum": [f"value-{i}" for i in range(60_000)]}
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1,
+                       "response_format": {"type": "json_schema",
+                                           "json_schema": {"name": "x", "schema": enum}}}).encode()
+    with socket.create_connection(_address(r), timeout=30) as sock:
+        sock.sendall(_post_head(r, len(body)) + body)
+        deadline = time.monotonic() + 60
+        while not _building(r):
+            if time.monotonic() > deadline:
+                raise SystemExit("the enum's grammar build did not begin within 60 s")
+            time.sleep(0.01)
+        yield lambda: _building(r)
+
+
+def _grammar_figures(model: Path, seconds: float) -> tuple[Figures, Figures, bool]:
+    """(alone, while a grammar is built, whether it was still being built at the end)."""
+    r = spawn_runner(*GRAMMAR_LIMITS, model=model)
+    try:
+        r.wait_listening()
+        r.wait_ready(180)
+        _stream_rate(r, 0)  # warm up
+        alone = _measure(r, seconds, 400)
+        with _grammar_being_built(r) as building:
+            during = _measure(r, seconds, 500)
+            still = building()
+    finally:
+        if r.process.poll() is None:
+            stop_runner(r)
+    return alone, during, still
 
 
 # ---- report --------------------------------------------------------------------------------------
@@ -354,6 +409,19 @@ def main(argv: list[str] | None = None) -> int:
         ratio = pumped.stream_rate / alone.stream_rate if alone.stream_rate else 0.0
         print(f"{'ref.: same bytes, two other processes':38}{'':26}{pumped.stream_rate:>14.1f}"
               f"{ratio:>9.2f} (no runner work; no target)")
+        g_alone, g_during, still = _grammar_figures(model, args.seconds)
+        for name, f, note in (("(c) its limits raised, alone", g_alone, ""),
+                              ("(c) a 60,000-value enum being built", g_during,
+                               "" if still else " (its build ended before the measurement)")):
+            ratio = f.stream_rate / g_alone.stream_rate if g_alone.stream_rate else 0.0
+            print(f"{name:38}{statistics.median(f.health) * 1e3:>10.1f}ms"
+                  f"{_p95(f.health) * 1e3:>7.1f}ms{max(f.health) * 1e3:>7.1f}ms"
+                  f"{f.stream_rate:>14.1f}{ratio:>9.2f}{note}")
+            if f is g_during:
+                if max(f.health) > HEALTH_TARGET_S:
+                    missed.append(f"{name}: /health worst {max(f.health) * 1e3:.0f} ms")
+                if ratio < STREAM_TARGET:
+                    missed.append(f"{name}: stream {ratio:.2f}× alone")
         print(f"\ntargets: /health ≤ {HEALTH_TARGET_S * 1e3:.0f} ms, stream ≥ {STREAM_TARGET}× "
               f"alone, refusal ≤ {REFUSAL_TARGET_S * 1e3:.0f} ms\n")
         print(f"{'refused request':38}{'median':>10}{'status':>8}")

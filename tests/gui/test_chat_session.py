@@ -42,12 +42,12 @@ def test_pieces_are_coalesced_shown_and_saved_at_least_twice_a_second(qtbot: Any
     assert [s.role for s in store.saves] == ["user", "assistant"]  # both rows exist at once
     for piece in ("Hi", " there", ","):
         streamer.piece(piece)
-    qtbot.waitUntil(lambda: shown[-1:] == ["Hi there,"], timeout=1000)
+    qtbot.waitUntil(lambda: shown[-1:] == ["Hi there,"], timeout=10_000)
     assert len(shown) <= 3  # one update per timer tick, not one per piece
     saves_before = len(store.saves)
     clock.now = 0.6  # more than SAVE_MS later: the next tick saves the reply so far
     streamer.piece(" friend")
-    qtbot.waitUntil(lambda: len(store.saves) > saves_before, timeout=1000)
+    qtbot.waitUntil(lambda: len(store.saves) > saves_before, timeout=10_000)
     assert store.saves[-1].content == "Hi there, friend"
     streamer.finish("stop")
     reply = session.transcript.messages[-1]
@@ -134,7 +134,7 @@ def test_stop_pressed_right_after_send_is_never_lost(qtbot: Any) -> None:
             ends.clear()
             streamer.send(ChatRequest("http://x", "k", [{"role": "user", "content": "hi"}]))
             streamer.stop()
-            qtbot.waitUntil(lambda: bool(ends), timeout=2000)
+            qtbot.waitUntil(lambda: bool(ends), timeout=10_000)
             assert isinstance(ends[0], StreamEnded) and ends[0].reason == "stopped"
             assert not streamer.busy
     finally:
@@ -148,7 +148,7 @@ def test_an_api_error_is_a_typed_failure_not_a_runner_death(qtbot: Any) -> None:
 
     streamer = ChatStreamer(client_factory=_Refusing)
     try:
-        with qtbot.waitSignal(streamer.ended, timeout=2000) as got:
+        with qtbot.waitSignal(streamer.ended, timeout=10_000) as got:
             streamer.send(ChatRequest("http://x", "k", []))
         failure = got.args[0]
         assert failure.kind is FailureKind.API
@@ -186,7 +186,7 @@ def test_a_template_without_a_system_role_gets_the_prompt_folded_into_the_questi
     assert [m["role"] for m in retry] == ["user"] and "Be brief." in retry[0]["content"]
     streamer.piece("Bonjour")
     streamer.finish("stop")
-    qtbot.waitUntil(lambda: not session.busy, timeout=1000)
+    qtbot.waitUntil(lambda: not session.busy, timeout=10_000)
     assert session.transcript.messages[-1].content == "Bonjour"
 
 
@@ -199,7 +199,7 @@ def test_context_budget_drops_the_oldest_turns_and_says_how_many(qtbot: Any) -> 
         assert session.send(f"question {i} " + "word " * 200, "http://x", "k")
         streamer.piece("answer " * 100)
         streamer.finish("stop")
-        qtbot.waitUntil(lambda: not session.busy, timeout=1000)
+        qtbot.waitUntil(lambda: not session.busy, timeout=10_000)
     session.context_size = 512
     assert session.send("last question", "http://x", "k")
     assert dropped[-1] > 0 and len(streamer.requests[-1].messages) < 7

@@ -202,7 +202,7 @@ def test_late_details_of_a_page_already_left_are_ignored(env: Any) -> None:
 def test_download_button_enqueues_the_group(env: Any, qtbot: Any) -> None:
     d = open_llama(env)
     row = row_of(env.tab, "Meta-Llama-3.1-8B-Instruct-Q8_0.gguf")
-    with qtbot.waitSignal(env.tab.queued, timeout=1000):
+    with qtbot.waitSignal(env.tab.queued, timeout=10_000):
         qtbot.mouseClick(env.tab.files.cellWidget(row, env.tab.COL_ACTION),
                          Qt.MouseButton.LeftButton)
     (name, details, group), = env.downloads.calls

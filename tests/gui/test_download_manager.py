@@ -256,7 +256,7 @@ def test_cancel_deletes_the_partial_and_the_row(env: Env) -> None:
     m = env.manager()
     id = start_slow(env, m)
     assert leftovers(env.models) == [f"{FILE}.part", f"{FILE}.part.json"]
-    with env.qtbot.waitSignal(m.changed, timeout=1_000):
+    with env.qtbot.waitSignal(m.changed, timeout=10_000):
         m.cancel(id)
     assert m.rows() == []
     assert json.loads(env.queue_file.read_text())["entries"] == []

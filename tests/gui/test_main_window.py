@@ -115,8 +115,6 @@ def test_bad_model_is_not_started(qtbot: Any, make_window: Any, tmp_path: Path) 
 
 def test_runner_death_offers_restart_and_keeps_the_conversation(
         qtbot: Any, make_window: Any, tiny_model: str) -> None:
-    import time
-
     import psutil
 
     window = make_window(chat_params={"ignore_eos": True})
@@ -128,11 +126,15 @@ def test_runner_death_offers_restart_and_keeps_the_conversation(
     _type_and_send(qtbot, window, "Keep talking.")
     qtbot.waitUntil(lambda: len(got) > 3, timeout=10_000)
     psutil.Process(window.runner._proc.processId()).kill()
-    killed = time.monotonic()
-    # Within a second: the status says so, the chat notes it on the reply, restart is offered.
-    qtbot.waitUntil(lambda: window.restart_btn.isVisible(), timeout=1000)
-    qtbot.waitUntil(lambda: "stopped during this reply" in window.chat.toPlainText(), timeout=1000)
-    assert time.monotonic() - killed < 1.0
+    # The status says so, the chat notes it on the reply, restart is offered (the waits are hang
+    # guards: nothing here waits for a time-out to fire).
+    qtbot.waitUntil(lambda: window.restart_btn.isVisible(), timeout=30_000)
+    qtbot.waitUntil(lambda: "stopped during this reply" in window.chat.toPlainText(),
+                    timeout=30_000)
+    # What told the app is the process's own exit (a crash while it served), an event it gets
+    # at once, not a request timing out.
+    exit_ = window.runner.last_exit
+    assert exit_ is not None and exit_.crashed and exit_.state == RunnerState.READY, exit_
     assert "stopped unexpectedly" in window.status.text() or "exited" in window.status.text()
     assert "Restart" in window.status.text() and "conversation is kept" in window.status.text()
     qtbot.waitUntil(lambda: not window.session.busy, timeout=5000)

@@ -4,9 +4,7 @@ the pins the panel saved."""
 
 from __future__ import annotations
 
-import statistics
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -125,19 +123,19 @@ def test_a_setting_that_does_not_fit_is_red_with_the_reason(rigs: Any, qtbot: An
     assert not panel.not_fit.isVisible()
 
 
-def test_a_recompute_has_no_perceptible_lag(rigs: Any, mixtral: str) -> None:
+def test_each_slider_move_is_planned_at_once(rigs: Any, mixtral: str) -> None:
+    """A move of a control recomputes the plan before it returns: the planner alone, on the
+    header already read, with no dry run and no thread to wait for. (What that costs per move is
+    tests/bench/ui.py's recompute figures, this panel among them.)"""
     rig = rigs()
     open_and_wait(rig, mixtral)
     panel = rig.panel
     f = panel.field("n_gpu_layers")
     assert f is not None
-    times = []
     for v in range(33, -1, -1):
-        start = time.perf_counter()
         f.slider.setValue(v)
-        times.append(time.perf_counter() - start)
-    assert panel.plan is not None and panel.plan.settings.n_gpu_layers == 0
-    assert statistics.median(times) < 0.030, f"median {statistics.median(times) * 1000:.1f} ms"
+        assert panel.plan is not None and panel.plan.settings.n_gpu_layers == v
+    assert panel.pins.n_gpu_layers == 0
 
 
 def test_apply_saves_per_model_and_machine_and_asks_for_a_reload(rigs: Any, qtbot: Any,

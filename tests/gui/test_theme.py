@@ -82,7 +82,7 @@ def test_dark_and_light_are_forced_with_fusion(app: QApplication, theme: ThemeCo
     assert window_color(app) == dark_palette().color(QPalette.ColorRole.Window).name()
     # Widgets get it on the next pass of the event loop, and are told (the chat view then
     # renders again).
-    qtbot.waitUntil(lambda: is_dark(watcher.palette()), timeout=1000)
+    qtbot.waitUntil(lambda: is_dark(watcher.palette()), timeout=10_000)
     assert watcher.changes >= 1
     theme.apply("light")
     assert theme.effective == "light" and theme.theme == "light"

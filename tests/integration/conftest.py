@@ -32,7 +32,9 @@ from tests.fixtures.models import TINY, model_path
 REPO = Path(__file__).resolve().parents[2]
 LISTEN_TIMEOUT_S = 30.0
 READY_TIMEOUT_S = 60.0
-EXIT_TIMEOUT_S = 2.0
+# A hang guard, not a speed: a runner asked to exit must exit by itself (not be killed), however
+# busy the machine. How quickly it exits is measured by tests/bench/lifecycle.py.
+EXIT_TIMEOUT_S = 30.0
 
 
 @dataclass
@@ -185,7 +187,7 @@ def spawn_runner(
 
 
 def stop_runner(runner: Runner) -> int:
-    """Close stdin (the app's way of saying "exit") and require an exit within 2 s."""
+    """Close stdin (the app's way of saying "exit") and require it to exit by itself."""
     runner.close_stdin()
     return runner.wait_exit(EXIT_TIMEOUT_S)
 
@@ -260,6 +262,6 @@ def start_runner() -> Iterator[StartRunner]:
                 r.process.wait(EXIT_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 r.kill()
-                pytest.fail(f"runner {r.pid} did not exit within {EXIT_TIMEOUT_S} s of stdin "
+                pytest.fail(f"runner {r.pid} did not exit within {EXIT_TIMEOUT_S:g} s of stdin "
                             "closing")
         r.close_stdin()

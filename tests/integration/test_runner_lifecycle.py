@@ -52,17 +52,43 @@ def _wait_gone(pid: int, timeout: float) -> bool:
     return _gone(pid)
 
 
-def _start_long_stream(r: Runner, http: httpx2.Client, max_tokens: int = 4000) -> Any:
-    """Open a streamed completion that would run for many seconds; return it after 2 chunks."""
-    body = {"prompt": "the world is warm", "max_tokens": max_tokens, "ignore_eos": True,
-            "stream": True}
-    cm = http.stream("POST", "/v1/completions", json=body)
-    resp = cm.__enter__()
-    assert resp.status_code == 200
-    lines = iter_sse(resp.iter_lines())
-    for _ in range(2):
-        assert json.loads(next(lines))["choices"][0]["text"] is not None
-    return cm
+class LongStream:
+    """A streamed completion that would run for many seconds, opened and read to its 2nd chunk."""
+
+    def __init__(self, http: httpx2.Client, max_tokens: int = 4000) -> None:
+        body = {"prompt": "the world is warm", "max_tokens": max_tokens, "ignore_eos": True,
+                "stream": True}
+        self.max_tokens = max_tokens
+        self._cm = http.stream("POST", "/v1/completions", json=body)
+        resp = self._cm.__enter__()
+        assert resp.status_code == 200
+        self._lines = iter_sse(resp.iter_lines())
+        self.tokens = 0
+        for _ in range(2):
+            assert json.loads(next(self._lines))["choices"][0]["text"] is not None
+            self.tokens += 1
+
+    def read_rest(self) -> str:
+        """Read what arrived until the stream ended or broke; returns its finish reason ("" when
+        it broke off)."""
+        reason = ""
+        try:
+            for data in self._lines:
+                if data == "[DONE]":
+                    break
+                choice = json.loads(data)["choices"][0]
+                self.tokens += 1 if choice.get("text") else 0
+                reason = choice.get("finish_reason") or reason
+        except httpx2.HTTPError:
+            pass
+        return reason
+
+    def close(self) -> None:
+        """The GUI's Stop button: close the response."""
+        try:
+            self._cm.__exit__(None, None, None)
+        except httpx2.HTTPError:
+            pass
 
 
 # ---- the protocol on stdout and stderr ------------------------------------------------------------
@@ -109,7 +135,7 @@ def test_health_reports_loading_progress(start_runner: StartRunner) -> None:
     r.wait_listening()
     seen: list[float] = []
     refused_while_loading: list[dict[str, Any]] = []
-    with r.client(timeout=5) as http:
+    with r.client(timeout=30) as http:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             resp = http.get("/health")
@@ -150,16 +176,14 @@ def test_stdin_close_while_loading_exits_cleanly(start_runner: StartRunner) -> N
 
 def test_exits_on_stdin_close(start_runner: StartRunner) -> None:
     r = start_runner()
-    t0 = time.monotonic()
     r.close_stdin()
-    assert r.wait_exit() == 0
-    assert time.monotonic() - t0 < EXIT_TIMEOUT_S
+    assert r.wait_exit() == 0  # by itself: not killed (how soon: tests/bench/lifecycle.py)
 
 
 def test_exits_on_sigterm(start_runner: StartRunner) -> None:
     r = start_runner()
     r.signal(signal.SIGTERM)
-    r.wait_exit()  # within 2 s
+    r.wait_exit()  # by itself, not killed
 
 
 def test_sigterm_is_a_clean_exit(start_runner: StartRunner) -> None:
@@ -173,21 +197,19 @@ def test_sigterm_is_a_clean_exit(start_runner: StartRunner) -> None:
 
 @pytest.mark.parametrize("how", ["stdin", "sigterm"])
 def test_exits_promptly_while_streaming(start_runner: StartRunner, how: str) -> None:
+    """Asked to exit mid-stream, the runner ends the stream and exits; it does not first finish
+    the reply (how soon it exits: tests/bench/lifecycle.py)."""
     r = start_runner(model=model_path(BENCH))
     with r.client() as http:
-        stream = _start_long_stream(r, http)
-        t0 = time.monotonic()
+        stream = LongStream(http)
         if how == "stdin":
             r.close_stdin()
         else:
             r.signal(signal.SIGTERM)
         code = r.wait_exit(EXIT_TIMEOUT_S)
-        elapsed = time.monotonic() - t0
-        try:
-            stream.__exit__(None, None, None)
-        except httpx2.HTTPError:
-            pass
-    assert elapsed < EXIT_TIMEOUT_S
+        finish = stream.read_rest()  # what the runner sent before it went
+        stream.close()
+    assert finish != "length" and stream.tokens < stream.max_tokens, (finish, stream.tokens)
     # The exit code after SIGTERM has a test of its own (test_sigterm_is_a_clean_exit).
     assert code == 0 or (how == "sigterm" and code == -signal.SIGTERM), code
 
@@ -228,7 +250,7 @@ def test_no_runner_left_when_parent_is_killed(tmp_path: Path, stdin: str) -> Non
             time.sleep(0.05)
         parent.kill()
         parent.wait(5)
-        assert _wait_gone(runner_pid, 2.5), f"runner {runner_pid} outlived its parent"
+        assert _wait_gone(runner_pid, EXIT_TIMEOUT_S), f"runner {runner_pid} outlived its parent"
     finally:
         if parent.poll() is None:
             parent.kill()
@@ -244,25 +266,28 @@ def test_no_runner_left_when_parent_is_killed(tmp_path: Path, stdin: str) -> Non
 def test_client_disconnect_cancels_generation(start_runner: StartRunner) -> None:
     r = start_runner(model=model_path(BENCH))
     with r.client() as http:
-        stream = _start_long_stream(r, http, max_tokens=4000)
-        stream.__exit__(None, None, None)  # the GUI's Stop button: close the response
-        deadline = time.monotonic() + 2
+        stream = LongStream(http, max_tokens=4000)
+        stream.close()
+        deadline = time.monotonic() + 30  # a hang guard: the finish reason tells what happened
         while True:
             last = http.get("/runner/status").json()["last_request"]
             if last["finish_reason"] or time.monotonic() > deadline:
                 break
             time.sleep(0.01)
         assert last["finish_reason"] == "cancelled", last
-        assert last["completion_tokens"] < 200, last
+        assert last["completion_tokens"] < stream.max_tokens, last
+        # The only slot is free again: the next request does not wait for the cancelled one.
         status = http.get("/runner/status").json()
         assert status["requests"]["active"] == 0
-        t0 = time.monotonic()
         resp = http.post("/v1/completions", json={"prompt": "hello", "max_tokens": 4,
                                                   "ignore_eos": True})
         assert resp.status_code == 200
         assert resp.json()["usage"]["completion_tokens"] == 4
-        assert time.monotonic() - t0 < 1.0, "the next request waited for the cancelled one"
-    cancelled = [o for o in r.stderr_json() if o.get("event") == "cancelled"]
+    # Its log line, read from stderr on a thread of the test's: waited for (a hang guard only).
+    deadline = time.monotonic() + 30
+    while not (cancelled := [o for o in r.stderr_json() if o.get("event") == "cancelled"]):
+        assert time.monotonic() < deadline, "no 'cancelled' line on stderr"
+        time.sleep(0.01)
     assert len(cancelled) == 1
 
 
@@ -274,7 +299,7 @@ def test_abandoned_non_streaming_request_stops_generating(start_runner: StartRun
         with pytest.raises(httpx2.ReadTimeout):
             http.post("/v1/completions", json={"prompt": "the world", "max_tokens": 3000,
                                                "ignore_eos": True}, timeout=0.5)
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + 30  # a hang guard: the finish reason tells what happened
         while True:
             status = http.get("/runner/status").json()
             if status["requests"]["active"] == 0 or time.monotonic() > deadline:
@@ -358,7 +383,7 @@ def test_failed_load_is_visible_on_health(tmp_path: Path) -> None:
     try:
         r.wait_listening()
         seen: list[tuple[int, dict[str, Any]]] = []
-        with r.client(timeout=2) as http:
+        with r.client(timeout=30) as http:
             while r.process.poll() is None:
                 try:
                     resp = http.get("/health")

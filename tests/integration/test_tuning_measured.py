@@ -4,7 +4,6 @@ flags of the plan the panel shows, and the runner's ``/runner/status`` memory pu
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -89,12 +88,10 @@ def test_the_prediction_matches_what_the_runner_allocated(panel: Any, qtbot: Any
 
 def test_the_panel_opens_without_blocking_the_gui_thread(panel: Any, qtbot: Any) -> None:
     path = str(model_path(SHAPE))
-    start = time.perf_counter()
-    panel.open_model(path)
-    returned = time.perf_counter() - start
     with qtbot.waitSignal(panel.tuning.opened, timeout=120_000):
-        pass
-    # Reading the header, the hardware and the runner build happened on a worker thread.
-    assert returned < 0.1, f"open_model took {returned:.3f} s on the GUI thread"
+        panel.open_model(path)
+        # Returned before the model was read: reading the header, the hardware and the runner
+        # build happens on a worker thread, and arrives through the event loop.
+        assert panel.ctx is None and not panel.settings_box.isEnabled()
     assert panel.ctx is not None and panel.ctx.path == path
     assert panel.pins == Pins()

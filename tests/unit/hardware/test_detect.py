@@ -37,7 +37,7 @@ def test_real_machine_report() -> None:
     assert report.source("cpu").present and report.source("memory").present
     assert report.memory.total == psutil.virtual_memory().total
     assert report.cpu.logical_cores >= report.cpu.physical_cores >= 1
-    assert report.elapsed_s < 4.5
+    # How long it took is a figure for tests/bench/hardware.py; a hung source has its own test.
     for s in report.sources:
         assert s.present or s.reason, s  # every absence says why
     assert HardwareReport.from_json(json.loads(json.dumps(report.to_json()))) == report
@@ -45,12 +45,18 @@ def test_real_machine_report() -> None:
 
 def test_a_hung_source_costs_the_deadline_not_the_app() -> None:
     release = threading.Event()
-    probes = Probes(nvidia=lambda: (release.wait(30), ([], []))[1], amd=None, apple=None,
-                    vulkan=None)
-    start = time.monotonic()
+    answered = threading.Event()
+
+    def hung() -> Any:
+        release.wait(60)  # a hang guard: only the test releases it
+        answered.set()
+        return [], []
+
+    probes = Probes(nvidia=hung, amd=None, apple=None, vulkan=None)
     report = detect_hardware(probes, deadline_s=0.5)
+    # Detection returned while the probe still hung: it did not wait for the source.
+    assert not answered.is_set()
     release.set()
-    assert time.monotonic() - start < 1.5
     status = report.source("nvidia")
     assert not status.present and "did not answer within 0.5 s" in status.reason
     assert report.source("cpu").present
@@ -74,18 +80,31 @@ def test_a_hanging_vulkaninfo_on_path_is_killed_and_reported(
 ) -> None:
     # The real subprocess path: an executable named vulkaninfo that never answers.
     tool = tmp_path / "vulkaninfo"
-    tool.write_text("#!/bin/sh\nsleep 30\n")
+    pid_file = tmp_path / "pid"
+    # It would hang for an hour: only run_tool's time-out ends it.
+    tool.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 3600\n")
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
     probes = Probes(nvidia=None, amd=None, apple=None,
                     vulkan=lambda: detect_vulkan(lambda argv: run_tool(argv, timeout=0.5)))
-    start = time.monotonic()
     report = detect_hardware(probes)
-    assert time.monotonic() - start < 2.5
     status = report.source("vulkan")
     assert status is not None and not status.present
-    assert status.reason == "vulkaninfo did not answer within 0.5 s"
+    assert status.reason == "vulkaninfo did not answer within 0.5 s"  # the time-out path
     assert report.gpus == []
+    if pid_file.exists():  # it got as far as writing its pid before the kill
+        pid = int(pid_file.read_text())
+        deadline = time.monotonic() + 30  # a hang guard
+        while _running(pid):
+            assert time.monotonic() < deadline, f"vulkaninfo ({pid}) still runs"
+            time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def test_a_crashing_source_becomes_a_reason() -> None:

@@ -126,12 +126,15 @@ def test_full_download_over_several_connections(hub: FakeHub, tmp_path: Path) ->
 
 
 def test_connections_run_at_the_same_time(hub: FakeHub, tmp_path: Path) -> None:
-    src, _ = make(hub, size=8 * CHUNK)
-    hub.throttle_bps = 400_000  # per response: 8 chunks take ~1.3 s on one connection
-    start = time.monotonic()
-    download_group([src], tmp_path, cancel=CancelToken(), options=OPT)
-    # Four at a time: about a quarter of the time one connection would need.
-    assert time.monotonic() - start < 0.9
+    src, data = make(hub, size=8 * CHUNK)
+    # The Hub holds each body until four are open at once (a downloader that fetched one chunk
+    # after another would be held for the hub's 30 s, then be seen with one open).
+    hub.hold_bodies = 4
+    held = DownloadOptions(connections=4, chunk_size=CHUNK, backoff=0.01, backoff_max=0.05,
+                           stall_timeout=60, reserve=0, progress_interval=0.02)
+    download_group([src], tmp_path, cancel=CancelToken(), options=held)
+    assert hub.peak_bodies >= 4  # four at a time
+    assert (tmp_path / src.name).read_bytes() == data
 
 
 def test_split_group_and_sources_from_hub_client(hub: FakeHub, tmp_path: Path) -> None:
@@ -175,16 +178,26 @@ def test_resume_after_pause_fetches_only_the_missing_part(hub: FakeHub, tmp_path
     assert hub.bytes_served == len(data) - kept
 
 
+@pytest.mark.timeout(120)  # a hang guard: only the pause can end this download
 def test_pause_is_prompt_even_on_a_stalled_connection(hub: FakeHub, tmp_path: Path) -> None:
     src, _ = make(hub)
     hub.stall_after = 1000
     token = CancelToken()
-    opt = DownloadOptions(chunk_size=CHUNK, stall_timeout=30, reserve=0)
-    threading.Timer(0.3, token.cancel).start()
-    start = time.monotonic()
+    # Every response stalls after 1,000 bytes and the stall time-out is an hour: what ends the
+    # download is the pause, sent once the first connection has stalled.
+    opt = DownloadOptions(chunk_size=CHUNK, stall_timeout=3600, reserve=0)
+
+    def pause_once_stalled() -> None:
+        deadline = time.monotonic() + 60
+        while hub.bytes_served < 1000 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        token.cancel()
+
+    pauser = threading.Thread(target=pause_once_stalled, daemon=True)
+    pauser.start()
     with pytest.raises(CancelledError):
         download_group([src], tmp_path, cancel=token, options=opt)
-    assert time.monotonic() - start < 2.0
+    pauser.join()
     assert part_paths(tmp_path, src.name)[2].exists()  # paused, not deleted
 
 
