@@ -66,8 +66,17 @@ class StoreService(QObject):
 
     def call(self, fn: Callable[[Database], T], on_ok: Callable[[T], None] | None = None,
              on_err: Callable[[Exception], None] | None = None) -> Future[T]:
-        """Run ``fn(db)`` on the store thread; ``on_ok``/``on_err`` run on this thread."""
-        future = self._thread.submit(fn)
+        """Run ``fn(db)`` on the store thread; ``on_ok``/``on_err`` run on this thread.
+
+        After :meth:`close` (the window is going) a call is dropped, its future cancelled: a
+        widget's timer that fires during the teardown must not raise in the event loop."""
+        try:
+            future = self._thread.submit(fn)
+        except RuntimeError:
+            log.info("a store call after the store closed was dropped")
+            dropped: Future[T] = Future()
+            dropped.cancel()
+            return dropped
 
         def done(f: Future[T]) -> None:
             exc = f.exception()

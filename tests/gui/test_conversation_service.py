@@ -125,3 +125,17 @@ def test_the_sidebar_calls_list_rename_pin_delete_and_export(qtbot: Any, tmp_pat
     finally:
         session.close()
         store.close()
+
+
+def test_a_call_after_the_store_closed_is_dropped_not_raised(qtbot: Any, tmp_path: Path) -> None:
+    """A sidebar's search timer fired during a window's teardown: "the store thread is closed"
+    was raised in the event loop (and failed the next test's setup)."""
+    store, conversations = _services(tmp_path)
+    store.close()
+    errors: list[str] = []
+    store.failed.connect(errors.append)
+    future = store.call(lambda db: 1, lambda _v: errors.append("ran"))
+    assert future.cancelled()
+    conversations.list_conversations("anything")  # what the sidebar's timer calls
+    qtbot.wait(20)
+    assert errors == []
