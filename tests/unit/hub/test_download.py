@@ -97,11 +97,14 @@ def pause_half(hub: FakeHub, src: DownloadSource, folder: Path, fraction: float 
 
 
 def settle(hub: FakeHub) -> None:
-    """Wait until the fake Hub's threads stop sending what a paused download left in flight."""
+    """Wait until the fake Hub has sent what a paused download left in flight: no file body
+    open and the count still (30 s at most: a hang guard)."""
+    deadline = time.monotonic() + 30
     last = -1
-    while hub.bytes_served != last:
+    while hub.open_bodies or hub.bytes_served != last:
+        assert time.monotonic() < deadline, "the fake Hub still sends 30 s after a pause"
         last = hub.bytes_served
-        time.sleep(0.15)
+        time.sleep(0.05)
 
 
 # -- the normal path -------------------------------------------------------------------------------
@@ -388,6 +391,7 @@ def test_hub_down_mid_download_keeps_the_partial(hub: FakeHub, tmp_path: Path) -
     kept = downloaded_bytes(tmp_path, src)
     assert kept > 0
     hub.down, hub.throttle_bps = False, None
+    settle(hub)  # what the failed download left in flight, before counting afresh
     hub.clear_requests()
     download_group([src], tmp_path, cancel=CancelToken(), options=OPT)
     assert (tmp_path / src.name).read_bytes() == data
@@ -443,6 +447,7 @@ def test_disk_fills_up_while_writing(hub: FakeHub, tmp_path: Path) -> None:
         download_group([src], tmp_path, cancel=CancelToken(), options=opt)
     kept = downloaded_bytes(tmp_path, src)
     assert kept >= CHUNK and part_paths(tmp_path, src.name)[1].exists()
+    settle(hub)  # what the failed download left in flight, before counting afresh
     hub.clear_requests()
     download_group([src], tmp_path, cancel=CancelToken(), options=OPT)
     assert (tmp_path / src.name).read_bytes() == data
