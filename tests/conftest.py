@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
+from collections.abc import Iterator
+
+import pytest
 
 # Before anything imports Qt or app.paths: tests never touch the user's real files or display.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -20,3 +24,12 @@ os.environ["HEARTH_MODELS_DIR"] = os.path.join(os.environ["HEARTH_HOME"], "model
 # The runner's own llama-cpp-python libraries, whatever runtimes this checkout has built: the
 # runtime tests (tests/integration/test_runtimes.py) name the runtime they exercise.
 os.environ["HEARTH_RUNTIME"] = "built-in"
+
+
+@pytest.fixture
+def closed_url() -> Iterator[str]:
+    """An address nothing answers at: a port bound and never listening, so every connection is
+    refused at once (offline, faked at the lowest boundary)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{s.getsockname()[1]}"

@@ -13,7 +13,6 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import shutil
-import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -84,13 +83,6 @@ def could_not_check(page: WelcomePage) -> bool:
     cards = page.cards()
     return bool(cards) and all(c.verdict_label.text().startswith("Could not check")
                                for c in cards)
-
-
-@pytest.fixture
-def closed_url() -> Iterator[str]:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
-        yield f"http://127.0.0.1:{s.getsockname()[1]}"
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -36,13 +35,6 @@ RECS = [Recommendation("acme/small-GGUF", "Q4_K_M", "Small", "fits anywhere"),
         Recommendation("acme/other-GGUF", "Q4_K_M", "Other", "fits too")]
 WHY = "Hugging Face cannot be reached (the connection was refused)."
 OFFLINE_MS = 20_000  # generous: a refused connection fails at once
-
-
-@pytest.fixture
-def closed_url() -> Iterator[str]:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
-        yield f"http://127.0.0.1:{s.getsockname()[1]}"
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +17,6 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog
 
 from app.ui.welcome import WelcomePage
-
-
-@pytest.fixture
-def closed_url() -> Iterator[str]:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))  # bound, never listening: the Hub is unreachable at once
-        yield f"http://127.0.0.1:{s.getsockname()[1]}"
 
 
 def test_ctrl_o_on_the_welcome_page_opens_the_model_and_ends_the_welcome(

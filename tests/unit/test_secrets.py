@@ -22,29 +22,9 @@ from keyring.backends import chainer, fail, null
 from app import settings as st
 from app.remote import keys, share
 from app.storage import secrets
+from tests.fixtures.keyrings import MemoryKeyring
 
 POSIX = os.name == "posix"
-
-
-class MemoryKeyring(KeyringBackend):
-    """A keyring that keeps its passwords in a dict."""
-
-    priority = 1
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if (service, username) not in self.store:
-            raise keyring.errors.PasswordDeleteError("not found")
-        del self.store[(service, username)]
 
 
 class LockedKeyring(MemoryKeyring):

@@ -8,34 +8,13 @@ from pathlib import Path
 import keyring
 import keyring.errors
 import pytest
-from keyring.backend import KeyringBackend
 from keyring.backends import fail
 
 from app.hub import auth
 from app.hub.client import HubClient
 from app.hub.types import AuthError
 from tests.fixtures.fake_hub import FakeHub
-
-
-class MemoryKeyring(KeyringBackend):
-    """An in-memory keyring, so no test touches the user's real one."""
-
-    priority = 1
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if (service, username) not in self.store:
-            raise keyring.errors.PasswordDeleteError("not found")
-        del self.store[(service, username)]
+from tests.fixtures.keyrings import MemoryKeyring
 
 
 @pytest.fixture()
