@@ -44,15 +44,15 @@ def main(argv: list[str] | None = None) -> int:
     ensure_std_streams()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "hardware":
-        from app.hardware.cli import main as hardware_main
+        from app.cli.hardware import main as hardware_main
 
         return hardware_main(argv[1:])
     if argv and argv[0] == "plan":
-        from app.loading.cli import main as plan_main
+        from app.cli.plan import main as plan_main
 
         return plan_main(argv[1:])
     if argv and argv[0] in ("search", "download", "models", "login"):
-        from app.hub import cli as hub_cli
+        from app.cli import hub as hub_cli
 
         command = {"search": hub_cli.search_main, "download": hub_cli.download_main,
                    "models": hub_cli.models_main, "login": hub_cli.login_main}[argv[0]]
@@ -279,8 +279,8 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     controller's apply (None: the Settings dialog cannot change the theme, e.g. in tests);
     ``show_welcome``: the first-run page comes first (only the real first start asks for it).
     """
+    from app.cli.hardware import runner_devices
     from app.hardware import detect_hardware
-    from app.hardware.cli import runner_devices
     from app.remote.servers import ServerList
     from app.services.chat_session import ChatSession
     from app.services.chat_stream import ChatStreamer

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from app.loading.prepare import NO_DRY_RUN
 from app.planner.memory import offloaded
 from app.planner.plan import LaunchPlan, plan
-from app.planner.types import Wishes
+from app.planner.types import NO_DRY_RUN, Wishes
 
 if TYPE_CHECKING:
     from app.gguf import ModelInfo

@@ -2,7 +2,7 @@
 measured, confirm with the dry run.
 
 The one planning path: the window's loader (app/services/loader.py) runs it off the GUI thread and
-``hearth plan`` (app/loading/cli.py) runs it on the terminal, so the two never disagree. It takes
+``hearth plan`` (app/cli/plan.py) runs it on the terminal, so the two never disagree. It takes
 the runner build explicitly (app/runner_client/build.py): the GPUs it plans for, the dry run's
 program and the key of the stored measurements all come from that one value.
 """
@@ -23,13 +23,8 @@ from app.planner.corrections import CorrectionStore, model_key
 from app.planner.memory import Correction
 from app.planner.plan import LaunchPlan, plan
 from app.planner.threads import CpuNow, ThreadMemory, shape_key
-from app.planner.types import Reason, Wishes, WorkerDevice
+from app.planner.types import NO_DRY_RUN, Reason, Wishes, WorkerDevice
 from app.runner_client.build import RunnerBuild
-
-# A plan made from a remote header cannot be dry-run: llama.cpp needs the file.
-NO_DRY_RUN = Reason("probe_unavailable", {
-    "why": "it needs the file itself; this plan is made from the header alone and the dry run "
-           "checks it when the model is loaded"})
 
 if TYPE_CHECKING:
     from app.hardware import HardwareReport

@@ -38,6 +38,13 @@ class Reason:
         return {"code": self.code, "params": dict(self.params)}
 
 
+# A plan made from a remote header cannot be dry-run: llama.cpp needs the file. Here, below both
+# the Hub's verdicts and the loader, because both add it.
+NO_DRY_RUN = Reason("probe_unavailable", {
+    "why": "it needs the file itself; this plan is made from the header alone and the dry run "
+           "checks it when the model is loaded"})
+
+
 @dataclass(frozen=True)
 class Pins:
     """Knobs the user fixed. None: the planner chooses."""

@@ -30,13 +30,13 @@ def wall(argv: list[str]) -> float:
 def main() -> int:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     baseline_cmd = [sys.executable, "-c", "pass"]
-    hardware_cmd = [sys.executable, "-m", "app.hardware.cli", "--json"]
+    hardware_cmd = [sys.executable, "-m", "app.cli.hardware", "--json"]
     wall(hardware_cmd)  # warm the OS file cache for .pyc files, as any second start would be
     base = [wall(baseline_cmd) for _ in range(runs)]
     hw = [wall(hardware_cmd) for _ in range(runs)]
     b, h = statistics.median(base), statistics.median(hw)
     print(f"python -c pass:                  median {b * 1000:6.0f} ms  (min {min(base) * 1000:.0f})")
-    print(f"python -m app.hardware.cli --json: median {h * 1000:6.0f} ms  (min {min(hw) * 1000:.0f}, "
+    print(f"python -m app.cli.hardware --json: median {h * 1000:6.0f} ms  (min {min(hw) * 1000:.0f}, "
           f"max {max(hw) * 1000:.0f})")
     print(f"ratio to bare interpreter: {h / b:.1f}x; detection and imports: {(h - b) * 1000:.0f} ms")
     print(f"target <= {TARGET_S * 1000:.0f} ms: {'met' if h <= TARGET_S else 'MISSED'}")

@@ -82,7 +82,7 @@ def plan_latency() -> list[str]:
     for _ in range(3):
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-c",
-                               "import sys; from app.loading.cli import main; "
+                               "import sys; from app.cli.plan import main; "
                                "sys.exit(main(sys.argv[1:]))", str(path), "--json"],
                               capture_output=True, text=True, cwd=ROOT)
         times.append(time.perf_counter() - start)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from app.cli.hardware import format_report, main
 from app.hardware import HardwareReport, detect
-from app.hardware.cli import format_report, main
 from tests.fixtures.hardware.make_reports import load_report
 from tests.unit.hardware.fakes import FIXTURES
 
@@ -59,7 +59,7 @@ def test_unreadable_runner_json_is_an_error_with_the_report_still_printed(
 
 
 def test_runs_as_a_module() -> None:
-    proc = subprocess.run([sys.executable, "-m", "app.hardware.cli", "--json"], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "app.cli.hardware", "--json"], cwd=ROOT,
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert "cpu" in json.loads(proc.stdout)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.hub import cli
-from app.loading import cli as plan_cli
+from app.cli import hub as cli
+from app.cli import plan as plan_cli
 from tests.fixtures.fake_hub import FakeHub
 from tests.fixtures.header_only import LLAMA31_8B, write_header_only
 from tests.fixtures.models import TINY, write_model

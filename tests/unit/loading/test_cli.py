@@ -142,7 +142,7 @@ def test_hearth_plan_gpu_budget_and_experts_reach_the_wishes(
 def test_hearth_plan_refuses_a_bad_budget(flag: str, value: str, message: str,
                                           capsys: pytest.CaptureFixture[str],
                                           llama8b: ModelInfo) -> None:
-    from app.loading.cli import main as plan_main
+    from app.cli.plan import main as plan_main
 
     rc = plan_main([_file(llama8b), "--hardware", str(REPORTS / "h100_80gb.json"), flag, value])
     assert rc == 2
@@ -151,7 +151,7 @@ def test_hearth_plan_refuses_a_bad_budget(flag: str, value: str, message: str,
 
 def test_hearth_plan_budget_must_be_a_number(capsys: pytest.CaptureFixture[str],
                                              llama8b: ModelInfo) -> None:
-    from app.loading.cli import main as plan_main
+    from app.cli.plan import main as plan_main
 
     with pytest.raises(SystemExit) as exited:  # argparse's own usage error
         plan_main([_file(llama8b), "--gpu-budget-mib", "8GB"])

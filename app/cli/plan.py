@@ -138,7 +138,7 @@ def main(argv: list[str]) -> int:
         token = never_cancelled()  # Ctrl-C still ends the dry run: run_runner kills it
         remote = None
         if args.model.startswith("hf://"):
-            from app.hub.cli import remote_model_for
+            from app.cli.hub import remote_model_for
 
             remote = remote_model_for(args.model)[0]
         else:
@@ -156,7 +156,7 @@ def main(argv: list[str]) -> int:
         print(f"hearth plan: {exc}", file=sys.stderr)
         return 2
     except HubError as exc:
-        from app.hub.cli import exit_code
+        from app.cli.hub import exit_code
 
         print(f"hearth plan: {exc}", file=sys.stderr)
         return exit_code(exc)

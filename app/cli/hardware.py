@@ -1,6 +1,6 @@
 """`hearth hardware [--json] [--runner | --runner-json FILE]`: the hardware report on the terminal.
 
-Runnable on its own (``python -m app.hardware.cli``) so its cold start can be measured without the
+Runnable on its own (``python -m app.cli.hardware``) so its cold start can be measured without the
 rest of the app: it imports no Qt and nothing heavy.
 """
 
