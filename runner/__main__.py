@@ -32,6 +32,10 @@ ERROR_GRACE_S = 0.5
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and _command(sys.argv[1:]) == "serve":
+        from runner.hugepages import restart_with_huge_pages
+
+        restart_with_huge_pages()  # returns only where it does not apply
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         argv = _choose_runtime(argv)
@@ -94,6 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     return serve_main(args)
 
 
+def _command(argv: list[str]) -> str | None:
+    """The subcommand of a runner command line (after ``--runtime X``, if given)."""
+    if argv[:1] == ["--runtime"]:
+        argv = argv[2:]
+    elif argv and argv[0].startswith("--runtime="):
+        argv = argv[1:]
+    return argv[0] if argv else None
+
+
 # The commands that load llama.cpp: without --runtime they choose a runtime as the app would.
 LOADS_LLAMA = frozenset({"serve", "probe", "devices", "selftest", "rpc-worker"})
 
@@ -127,6 +140,9 @@ def serve_main(args: argparse.Namespace) -> int:
     from runner import runtime
 
     runtime.log_choice(log)
+    from runner.hugepages import log_state
+
+    log_state(log)
     key = os.environ.get("HEARTH_API_KEY") or None
     if key is None and not args.no_auth:
         log.error("no API key: set HEARTH_API_KEY, or pass --no-auth to serve without one")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.hardware import HardwareReport, cli, detect
+from app.cli import hardware as cli
+from app.hardware import HardwareReport, detect
 from app.hardware.merge import RunnerDevicesError, compiled_cpu_features
 from app.runner_client import command
 from app.runner_client.build import query_runner_devices
@@ -77,7 +78,6 @@ def test_hearth_hardware_runner_merges_what_the_runner_prints(
     text = (FIXTURES / "runner/cuda_2x3090.json").read_text()
     # The app asks the runner it would start (a frozen build's own): `<runner program> devices`.
     monkeypatch.setattr(command, "base_program", lambda: printing(text))
-    monkeypatch.setattr(command, "_runtime_args", ())
     assert cli.main(["--json", "--runner"]) == 0
     report = HardwareReport.from_json(json.loads(capsys.readouterr().out))
     assert [g.runner_device for g in report.gpus] == ["CUDA0", "CUDA1"]
