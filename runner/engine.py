@@ -247,7 +247,7 @@ class Model:
         """
         data = text.encode("utf-8", errors="replace")
         if context is not None:
-            least = self._least_tokens(len(data), context)
+            least = self.least_tokens(len(data), context)
             if least >= context:
                 raise ContextLengthExceeded(least, context, at_least=True)
         n_max = len(data) + 8
@@ -261,7 +261,7 @@ class Model:
             raise ContextLengthExceeded(n, context)
         return list(buf[:n])
 
-    def _least_tokens(self, n_bytes: int, context: int) -> int:
+    def least_tokens(self, n_bytes: int, context: int) -> int:
         """The fewest tokens ``n_bytes`` of text can make: no token stands for more text than
         the longest one's. Only where the tokenizer keeps every byte of the text (SentencePiece
         and byte-level BPE; WordPiece and Unigram drop whitespace), and only for a text long

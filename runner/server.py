@@ -431,6 +431,7 @@ def _chat_tokens(state: RunnerState, messages: list[dict[str, Any]], tools: Any,
     """The prompt's tokens for a chat request (on a prompt thread)."""
     from runner.template import TemplateRefused
 
+    _refuse_overlong_user_text(state, messages)
     try:
         prompt = _render_chat(state.formatter, messages, tools, choice)
     except TemplateRefused as exc:
@@ -441,6 +442,32 @@ def _chat_tokens(state: RunnerState, messages: list[dict[str, Any]], tools: Any,
                             f"{_short(str(exc), 300)}", code="template_error") from None
     add_bos = state.add_bos and not (state.bos_text and prompt.startswith(state.bos_text))
     return _bounded_tokens(state, prompt, add_bos)
+
+
+def _refuse_overlong_user_text(state: RunnerState, messages: list[dict[str, Any]]) -> None:
+    """Refuse a prompt that cannot fit before the template renders it, where the person's own
+    messages prove it: templates drop or rewrite other roles' text (reasoning, a system message
+    the model has no place for) but put every user message in the prompt, and no token stands
+    for more text than the vocabulary's longest. Rendering a 32 MiB message only to refuse it
+    costs 70 ms or more of CPU and several copies of it. Characters count as bytes here: UTF-8
+    has at least as many, so the bound only gets looser."""
+    from runner.engine import ContextLengthExceeded
+
+    chars = 0
+    for m in messages:
+        if m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            chars += len(content)
+        elif isinstance(content, list):
+            chars += sum(len(part["text"]) for part in content
+                         if isinstance(part, dict) and isinstance(part.get("text"), str))
+    context = state.scheduler.slot_ctx
+    least = state.model.least_tokens(chars, context)
+    if least >= context:
+        raise ApiError(400, str(ContextLengthExceeded(least, context, at_least=True)),
+                       code="context_length_exceeded")
 
 
 def _bounded_tokens(state: RunnerState, text: str, add_bos: bool) -> list[int]:

@@ -28,6 +28,9 @@ JSON = {"Content-Type": "application/json"}
 SLOW_TEMPLATE = ("{% if messages[0]['content'][:4] == 'SLOW' %}{% for i in range(100000) %}"
                  "{% for j in range(60) %}{% set x = i * j %}{% endfor %}{% endfor %}{% endif %}"
                  + CHATML_TEMPLATE)
+# Fails to render when the first message begins with FAIL: shows whether a request was rendered.
+FAILING_TEMPLATE = ("{% if messages[0]['content'][:4] == 'FAIL' %}{{ raise_exception('rendered') }}"
+                    "{% endif %}" + CHATML_TEMPLATE)
 # Never ends: three nested loops of 100,000 (the sandbox's largest range).
 ENDLESS_TEMPLATE = ("{% if messages[0]['content'] == 'LOOP' %}{% for i in range(100000) %}"
                     "{% for j in range(100000) %}{% for k in range(100000) %}{% set x = i * j * k %}"
@@ -73,6 +76,11 @@ def _runner_with(template: str, name: str, *args: str) -> Iterator[RunnerSource]
 @pytest.fixture(scope="module")
 def slow_runner() -> Iterator[RunnerSource]:
     yield from _runner_with(SLOW_TEMPLATE, "hearth-slow-template", "--max-template-seconds", "60")
+
+
+@pytest.fixture(scope="module")
+def failing_runner() -> Iterator[RunnerSource]:
+    yield from _runner_with(FAILING_TEMPLATE, "hearth-failing-template")
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +156,11 @@ def test_a_big_message_being_rendered_does_not_block_health(slow_runner: RunnerS
     after the whole body was sent, answers before the big request does. Today the render ran on
     the event loop, so /health waited for it."""
     r = slow_runner()
-    body = _body("SLOW" + "hello world " * (31 * MIB // 12))
+    # A system message: the person's own messages alone would prove it too long before any
+    # render (the next test), a system message's text a template may drop.
+    body = json.dumps({"messages": [{"role": "system",
+                                     "content": "SLOW" + "hello world " * (31 * MIB // 12)}],
+                       "max_tokens": 2}).encode()
     assert len(body) < 32 * MIB
     sent = threading.Event()
     order: list[str] = []
@@ -179,6 +191,30 @@ def test_a_big_message_being_rendered_does_not_block_health(slow_runner: RunnerS
     # A conversation far beyond the context: refused, but only after the template rendered it.
     assert big[0].status_code == 400, big[0].text[:500]
     assert order[0] == "health", f"/health answered only after the big request ({order})"
+    _assert_up(r)
+
+
+@pytest.mark.timeout(120)
+def test_user_text_too_long_for_the_context_is_refused_before_the_template_renders(
+        failing_runner: RunnerSource) -> None:
+    """The person's messages are in every prompt, so their length alone can prove a prompt too
+    long: refused without rendering megabytes first (the template here fails when it renders).
+    A system message as long is rendered, since a template may leave its text out."""
+    r = failing_runner()
+    text = "FAIL" + "hello world " * (8 * MIB // 12)
+    resp = _post(r, _body(text))
+    assert resp.status_code == 400, resp.text[:500]
+    assert _error(resp)["code"] == "context_length_exceeded", _error(resp)
+    assert "at least" in _error(resp)["message"]
+    parts = json.dumps({"messages": [{"role": "user", "content": [
+        {"type": "text", "text": text}]}], "max_tokens": 2}).encode()
+    assert _error(_post(r, parts))["code"] == "context_length_exceeded"
+    system = json.dumps({"messages": [{"role": "system", "content": text},
+                                      {"role": "user", "content": "hi"}],
+                         "max_tokens": 2}).encode()
+    rendered = _post(r, system)
+    assert rendered.status_code == 400 and _error(rendered)["code"] == "template_error", \
+        rendered.text[:500]
     _assert_up(r)
 
 
