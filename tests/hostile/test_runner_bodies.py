@@ -59,7 +59,7 @@ def _error(resp: httpx2.Response) -> dict[str, Any]:
 
 def _assert_up(r: Runner) -> None:
     assert r.process.poll() is None, r.stderr_text()[-2000:]
-    with r.client(timeout=httpx2.Timeout(10.0)) as http:
+    with r.client(timeout=httpx2.Timeout(60.0)) as http:
         assert http.get("/health").status_code == 200
         reply = http.post("/v1/chat/completions", json={
             "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2})

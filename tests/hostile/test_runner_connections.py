@@ -181,7 +181,7 @@ def test_one_other_computer_is_capped_and_this_one_is_not(start_runner: StartRun
         assert still_open <= 5, f"{still_open} connections from {lan} are open"
         assert not any(_closed_by_peer(s) for s in local), "loopback connections were capped"
     with httpx2.Client(base_url=f"http://{lan}:{port}", headers=r.headers, trust_env=False,
-                       timeout=10) as http:
+                       timeout=60) as http:
         assert http.get("/v1/models").status_code == 200
 
 
@@ -193,7 +193,7 @@ def test_foreign_host_header_is_refused_on_loopback(hostile_runner: RunnerSource
     """DNS rebinding: a page at evil.example resolved to 127.0.0.1 sends Host: evil.example.
     Today: answered like any other request."""
     r = hostile_runner()
-    with r.client(timeout=httpx2.Timeout(10.0)) as http:
+    with r.client(timeout=httpx2.Timeout(60.0)) as http:
         resp = http.get("/v1/models", headers={"Host": host})
     assert resp.status_code == 421, resp.text
     message = resp.json()["error"]["message"]
@@ -204,7 +204,7 @@ def test_foreign_host_header_is_refused_on_loopback(hostile_runner: RunnerSource
 def test_loopback_host_headers_are_accepted(hostile_runner: RunnerSource) -> None:
     r = hostile_runner()
     port = _address(r)[1]
-    with r.client(timeout=httpx2.Timeout(10.0)) as http:
+    with r.client(timeout=httpx2.Timeout(60.0)) as http:
         for host in ("127.0.0.1", f"127.0.0.1:{port}", "localhost", f"LOCALHOST:{port}",
                      f"[::1]:{port}", "[::1]", "127.1.2.3:9"):
             resp = http.get("/v1/models", headers={"Host": host})
@@ -216,7 +216,7 @@ def test_any_host_header_is_accepted_on_a_shared_interface(start_runner: StartRu
     """Shared with other computers, the runner is reached by names it cannot know; the key
     protects it there."""
     r = start_runner("--host", "0.0.0.0", "--allow-remote")
-    with r.client(timeout=httpx2.Timeout(10.0)) as http:
+    with r.client(timeout=httpx2.Timeout(60.0)) as http:
         assert http.get("/v1/models", headers={"Host": "hearth.lan:8080"}).status_code == 200
 
 

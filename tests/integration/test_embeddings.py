@@ -93,5 +93,5 @@ def test_embedding_runner_refuses_chat(oai: openai.OpenAI) -> None:
 
 def test_chat_runner_refuses_embeddings(runner: Runner) -> None:
     resp = httpx2.post(runner.url + "/v1/embeddings", json={"input": "hi"}, headers=runner.headers,
-                       trust_env=False, timeout=10)
+                       trust_env=False, timeout=60)
     assert resp.status_code == 400 and resp.json()["error"]["code"] == "embeddings_not_enabled"

@@ -34,7 +34,7 @@ def test_another_device_sees_no_path_in_the_status(start_runner: StartRunner,
     r = start_runner("--host", "0.0.0.0", "--allow-remote")
     port = _address(r)[1]
     with httpx2.Client(base_url=f"http://{lan}:{port}", headers=r.headers, trust_env=False,
-                       timeout=10) as http:
+                       timeout=60) as http:
         text = http.get("/runner/status").text + http.get("/v1/models").text
     assert str(tiny_model.parent) not in text
     assert tiny_model.name in text

@@ -280,7 +280,7 @@ def test_unauthorized(runner: Runner, method: str, path: str, auth: str | None) 
     headers = {} if auth is None else {"Authorization": auth.format(key=runner.key)}
     body = {"messages": MESSAGES, "prompt": "x", "max_tokens": 1}
     resp = httpx2.request(method, runner.url + path, headers=headers, trust_env=False,
-                          json=body if method == "POST" else None, timeout=10)
+                          json=body if method == "POST" else None, timeout=60)
     assert resp.status_code == 401, (path, resp.text)
     assert resp.json()["error"]["code"] == "invalid_api_key"
     assert runner.key not in resp.text
@@ -642,7 +642,7 @@ def test_a_new_chat_takes_an_empty_slot_not_a_long_conversation(start_runner: St
 @pytest.mark.parametrize("auth", ["bearer {key}", "BEARER {key}", "Bearer  {key}"])
 def test_bearer_scheme_is_case_insensitive(runner: Runner, auth: str) -> None:
     resp = httpx2.get(runner.url + "/v1/models", headers={"Authorization": auth.format(key=runner.key)},
-                      trust_env=False, timeout=10)
+                      trust_env=False, timeout=60)
     assert resp.status_code == 200, resp.text
 
 

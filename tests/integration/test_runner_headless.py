@@ -110,7 +110,7 @@ def test_keeps_serving_when_its_parent_exits(tmp_path: Path) -> None:
             time.sleep(0.05)
         url = json.loads(out.read_text().splitlines()[0])["url"]
         headers = {"Authorization": f"Bearer {key}"}
-        with httpx2.Client(base_url=url, headers=headers, trust_env=False, timeout=10) as http:
+        with httpx2.Client(base_url=url, headers=headers, trust_env=False, timeout=60) as http:
             while True:
                 try:
                     if http.get("/health").status_code == 200:
