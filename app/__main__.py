@@ -20,8 +20,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from PySide6.QtCore import QObject
+    from PySide6.QtCore import QCoreApplication, QObject
 
+    from app.runtimes.select import RuntimeSelection
+    from app.services.active_model import ActiveModel
     from app.services.chat_session import ChatSession
     from app.services.chat_stream import ChatStreamer
     from app.services.downloads import DownloadManager
@@ -33,8 +35,10 @@ if TYPE_CHECKING:
     from app.services.runner_process import RunnerProcess
     from app.services.storage import ConversationService, ModelLibraryService, StoreService
     from app.services.tasks import TaskRunner
+    from app.services.tuning import TuningService
     from app.services.workers import WorkersService
     from app.settings import AppSettings
+    from app.ui.discover import DiscoverTab
     from app.ui.main_window import MainWindow
 
 log = logging.getLogger("app")
@@ -132,15 +136,15 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
     app.setDesktopFileName("hearth")  # Wayland: the window gets the .desktop entry's icon
     from PySide6.QtCore import QByteArray
 
-    from app.settings import load_settings, save_settings
+    from app.settings import load_settings
     from app.ui.icon import app_icon
     from app.ui.theme import ThemeController
 
     settings = load_settings()
-    from app.runtimes import select
+    from app.runtimes.select import RuntimeSelection
 
     # --runtime for this run only; else the saved choice, else HEARTH_RUNTIME or automatic.
-    select.want(runtime if runtime is not None else settings.runtime or None)
+    selection = RuntimeSelection(runtime if runtime is not None else settings.runtime or None)
     app.setWindowIcon(app_icon())
     theme = ThemeController(app)
     theme.apply(settings.theme)  # before the first widget: no flash of the wrong palette
@@ -159,7 +163,7 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
     if not instance.claim():
         return instance.hand_over(StartRequest.from_args(model, load), sys.stderr)
     gui = compose(app, settings=settings, apply_theme=theme.apply,
-                  show_welcome=not settings.first_run_done)
+                  show_welcome=not settings.first_run_done, runtime=selection)
     window = gui.window
     gui.store.when_opened(lambda outcome: problems.tell_about_library(
         outcome, window, problems.print_and_show if check_start else problems.tell_person))
@@ -177,9 +181,17 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
             window.load_selected()
     window.show()
     instance.serve(window)
-    if check_start:
-        from PySide6.QtCore import QTimer
+    return _run_until_closed(app, gui, check_start)
 
+
+def _run_until_closed(app: QCoreApplication, gui: Gui, check_start: bool) -> int:
+    """The event loop (``check_start``: only until the window is shown); then the window's
+    size and place are kept and the services stop."""
+    from PySide6.QtCore import QTimer
+
+    from app.settings import save_settings
+
+    if check_start:
         def shown() -> None:  # the first turn of the event loop: the window is on screen
             print("hearth: window shown", flush=True)
             # Opening the library is part of starting (a damaged one is set aside and told).
@@ -191,7 +203,7 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
     finally:
         try:  # the window comes back where the user left it
             save_settings(gui.settings().with_changes(
-                window_geometry=bytes(window.saveGeometry().data())))
+                window_geometry=bytes(gui.window.saveGeometry().data())))
         except OSError as exc:
             log.warning("could not save the window's size and place: %s", exc)
         gui.close()
@@ -219,6 +231,7 @@ class Gui:
     settings: Callable[[], AppSettings]  # the app settings now (the dialog changes them)
     remote: RemoteService  # the servers the user added (Settings → Servers)
     workers: WorkersService  # other computers' devices, and this one's lent (Settings)
+    active: ActiveModel  # what is current: the model chats go to, its load, its endpoint
 
     def close(self) -> None:
         """After the window closed: stop transfers (their partial files stay), cancel long
@@ -272,43 +285,86 @@ def compose(parent: QObject, *, store_path: Path | None = None,
             chat_params: dict[str, Any] | None = None,
             settings: AppSettings | None = None,
             apply_theme: Callable[[str], None] | None = None,
-            show_welcome: bool = False) -> Gui:
+            show_welcome: bool = False,
+            runtime: RuntimeSelection | None = None) -> Gui:
     """Create every service, hand them to the widgets, wire them: the one place that does.
 
     ``settings``: the app settings (None: read from disk); ``apply_theme``: the theme
     controller's apply (None: the Settings dialog cannot change the theme, e.g. in tests);
-    ``show_welcome``: the first-run page comes first (only the real first start asks for it).
+    ``show_welcome``: the first-run page comes first (only the real first start asks for it);
+    ``runtime``: the runtime selection (None: one for the settings' choice).
     """
-    from app.cli.hardware import runner_devices
-    from app.hardware import detect_hardware
+    from app.settings import load_settings
+
+    current = [settings or load_settings()]  # replaced whenever the dialog saves a change
+    core = _core_services(parent, current, store_path, chat_params, runtime)
+    models = _getting_models(parent, core)
+    window, discover = _main_window(parent, core, models, runner_flags)
+    window.settings_requested.connect(
+        _settings_opener(core, models, current, apply_theme, window))
+    if show_welcome:
+        _first_start(core, models, current, window, discover)
+    models.downloads.start()
+    models.local.rescan()
+    return Gui(core.tasks, core.polls, core.store, core.conversations, core.library,
+               core.runner, core.hardware, core.loader, core.streamer, core.session, window,
+               models.hub, models.local, models.downloads, models.hub_client,
+               lambda: current[0], core.remote, core.workers, window.active)
+
+
+@dataclass
+class _Core:
+    """The services the window and its dialogs share (see :class:`Gui`)."""
+
+    tasks: TaskRunner
+    polls: TaskRunner
+    store: StoreService
+    conversations: ConversationService
+    library: ModelLibraryService
+    runner: RunnerProcess
+    hardware: HardwareService
+    tuning: TuningService
+    workers: WorkersService
+    loader: ModelLoader
+    selection: RuntimeSelection
+    streamer: ChatStreamer
+    session: ChatSession
+    remote: RemoteService
+
+
+@dataclass
+class _Models:
+    """Getting models: the Hub, the download queue, the models on this computer."""
+
+    hub_client: _Shared[Any]
+    hub: HubService
+    local: LocalModelsService
+    downloads: DownloadManager
+
+
+def _core_services(parent: QObject, current: list[AppSettings], store_path: Path | None,
+                   chat_params: dict[str, Any] | None,
+                   runtime: RuntimeSelection | None) -> _Core:
+    """The store, the runner and what loads it, the chat, the servers the user added."""
+    # Which runtime serves: one value, handed to all that plan, probe or start a runner.
+    from app.runtimes.select import RuntimeSelection
+
+    selection = runtime if runtime is not None else RuntimeSelection(current[0].runtime or None)
+    from app.library.models import ModelLibrary
     from app.remote.servers import ServerList
     from app.services.chat_session import ChatSession
     from app.services.chat_stream import ChatStreamer
-    from app.services.downloads import DownloadManager
-    from app.services.hardware import HardwareService
-    from app.services.hub import HubService
-    from app.services.loader import ModelLoader
-    from app.services.local_models import LocalModelsService
     from app.services.remote import RemoteService
     from app.services.runner_process import RunnerProcess
     from app.services.storage import ConversationService, ModelLibraryService, StoreService
     from app.services.tasks import TaskRunner
-    from app.settings import load_settings
     from app.storage.db import StoreThread, open_library
-    from app.ui.discover import DiscoverTab
-    from app.ui.downloads_view import DownloadsView
-    from app.ui.hardware_panel import HardwarePanel
-    from app.ui.library_view import LibraryView
-    from app.ui.main_window import MainWindow
 
-    current = [settings or load_settings()]  # replaced whenever the dialog saves a change
     tasks = TaskRunner(parent, name="tasks")
     polls = TaskRunner(parent, max_threads=1, name="polls")
     # A damaged library is set aside and a new one begun; run_gui tells the person.
     store = StoreService(StoreThread(lambda: open_library(store_path)), parent)
     conversations = ConversationService(store, parent)
-    from app.library.models import ModelLibrary
-
     # Files deleted since, or opened by path and not models, leave the list of recent models
     # (before it is read: the store runs its calls in order).
     store.call(lambda db: ModelLibrary(db).forget_unusable())
@@ -316,25 +372,45 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     runner = RunnerProcess(polls, parent, port=current[0].launch_port,
                            host=current[0].launch_host, limits=current[0].runner_limits,
                            sharing=current[0].share_runner)
+    hardware, tuning, workers, loader = _load_services(parent, tasks, store, runner, selection)
+    streamer = ChatStreamer(parent)
+    session = ChatSession(streamer, conversations, params=chat_params, parent=parent)
+    # The servers the user added: read from servers.json; nothing is contacted until the user
+    # adds, refreshes or uses one.
+    remote = RemoteService(tasks, ServerList.load(), parent)
+    return _Core(tasks, polls, store, conversations, library, runner, hardware, tuning, workers,
+                 loader, selection, streamer, session, remote)
+
+
+def _load_services(parent: QObject, tasks: TaskRunner, store: StoreService,
+                   runner: RunnerProcess, selection: RuntimeSelection,
+                   ) -> tuple[HardwareService, TuningService, WorkersService, ModelLoader]:
+    """The machine, the offload settings, the other computers and the loader (which plans a
+    load with all three)."""
+    from app.cli.hardware import runner_devices
+    from app.hardware import detect_hardware
+    from app.services.hardware import HardwareService
+    from app.services.loader import ModelLoader
+
     def devices_of_the_runtime() -> dict[str, Any]:
         # What the runtime the next load uses can drive (chosen now if not yet; off the GUI
         # thread, with the machine report the service has just shown).
-        from app.runtimes.select import select_runtime
-
-        select_runtime(lambda: hardware.report or detect_hardware())
-        return runner_devices()
+        return runner_devices(selection.chosen_program(
+            lambda: hardware.report or detect_hardware()))
 
     hardware = HardwareService(tasks, detect_hardware, runner_devices=devices_of_the_runtime,
                                parent=parent)
     from app.services.tuning import TuningService
 
-    tuning = TuningService(tasks, store, cached_hardware=lambda: hardware.report, parent=parent)
+    tuning = TuningService(tasks, store, cached_hardware=lambda: hardware.report,
+                           runtime=selection, parent=parent)
     # Other computers' devices (RPC workers): the list from workers.json, checked at each load;
     # nothing is contacted until the user adds one.
     from app.loading.workers import worker_program
     from app.services.workers import WorkersService
 
-    workers = WorkersService(tasks, program=worker_program, parent=parent)
+    workers = WorkersService(tasks, program=lambda: worker_program(selection.program()),
+                             parent=parent)
     # Threads: the plan starts with the cores other programs leave free now, or with what the
     # last load of the same model shape measured; the runner measures and adapts from there.
     from app.hardware.cpuload import others_busy_cores
@@ -343,15 +419,15 @@ def compose(parent: QObject, *, store_path: Path | None = None,
 
     loader = ModelLoader(runner, tasks, cached_hardware=lambda: hardware.report,
                          pins_for=tuning.saved_pins, workers=workers.endpoints,
-                         cpu=CpuSense(others_busy_cores, ThreadMemory()), parent=parent)
+                         cpu=CpuSense(others_busy_cores, ThreadMemory()), runtime=selection,
+                         parent=parent)
     tuning.wishes = loader.wishes  # the panel plans the way the load will
-    streamer = ChatStreamer(parent)
-    session = ChatSession(streamer, conversations, params=chat_params, parent=parent)
-    # The servers the user added: read from servers.json; nothing is contacted until the user
-    # adds, refreshes or uses one.
-    remote = RemoteService(tasks, ServerList.load(), parent)
-    # Getting models: the Hub (one shared client; its token is read when it is made), the
-    # download queue and the models already on this computer.
+    return hardware, tuning, workers, loader
+
+
+def _getting_models(parent: QObject, core: _Core) -> _Models:
+    """The Hub (one shared client; its token is read when it is made), the download queue and
+    the models already on this computer; verdicts follow the hardware report."""
     from app import paths
     from app.hub.auth import get_token
     from app.hub.client import HubClient
@@ -359,6 +435,11 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     from app.hub.remote_header import HeaderCache
     from app.library.catalog import HeaderInfoCache, record_sha256
     from app.library.folders import load_folders
+    from app.services.downloads import DownloadManager
+    from app.services.hub import HubService
+    from app.services.local_models import LocalModelsService
+
+    hardware, tasks = core.hardware, core.tasks
 
     def detect() -> None:  # verdicts need the report; the first one asks for it
         if hardware.report is None and not hardware.busy:
@@ -371,7 +452,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
                      reset_client=hub_client.reset)
     local = LocalModelsService(tasks, load_folders(), lambda: hardware.report,
                                HeaderInfoCache.default(), parent=parent,
-                               detect_hardware=detect, pins_for=tuning.saved_pins)
+                               detect_hardware=detect, pins_for=core.tuning.saved_pins)
     downloads = DownloadManager(tasks, DownloadQueue(paths.data_dir() / "downloads.json"),
                                 hub_client.get, lambda: local.folders.models_dir,
                                 on_verified=lambda path, sha: record_sha256(path, sha),
@@ -379,17 +460,34 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     hardware.report_changed.connect(hub.hardware_changed)
     hardware.failed.connect(hub.hardware_failed)
     hardware.report_changed.connect(local.hardware_changed)
-    tuning.saved.connect(local.pins_changed)  # a model's label says what its next load does
+    core.tuning.saved.connect(local.pins_changed)  # a model's label says what its next load does
     downloads.finished.connect(lambda _path: local.rescan())
-    discover = DiscoverTab(hub, downloads)
-    downloads_view = DownloadsView(downloads)
+    return _Models(hub_client, hub, local, downloads)
+
+
+def _main_window(parent: QObject, core: _Core, models: _Models,
+                 runner_flags: list[str] | None) -> tuple[MainWindow, DiscoverTab]:
+    """The window with its tabs, the model in use it observes, and the Offload dialog."""
+    from app.services.active_model import ActiveModel
+    from app.ui.discover import DiscoverTab
+    from app.ui.downloads_view import DownloadsView
+    from app.ui.hardware_panel import HardwarePanel
+    from app.ui.library_view import LibraryView
+    from app.ui.main_window import MainWindow
+    from app.ui.offload_dialog import offload_opener
+
+    active = ActiveModel(core.runner, core.loader, remote=core.remote,
+                         runner_flags=runner_flags, parent=parent)
+    discover = DiscoverTab(models.hub, models.downloads)
+    downloads_view = DownloadsView(models.downloads)
     # "Use in chat" selects the model in the window made just below.
-    library_view = LibraryView(local, on_use=lambda path: window.use_model(path))
-    window = MainWindow(runner, loader, session, library,
-                        hardware_panel=HardwarePanel(hardware), runner_flags=runner_flags,
-                        local_models=local, conversations=conversations,
+    library_view = LibraryView(models.local, on_use=lambda path: window.use_model(path))
+    window = MainWindow(core.runner, core.loader, core.session, core.library,
+                        hardware_panel=HardwarePanel(core.hardware), runner_flags=runner_flags,
+                        local_models=models.local, conversations=core.conversations,
                         model_tabs=[(discover, "Discover"), (library_view, "Models"),
-                                    (downloads_view, "Downloads")], remote=remote)
+                                    (downloads_view, "Downloads")], remote=core.remote,
+                        active=active)
     discover.queued.connect(lambda _id: window.tabs.setCurrentWidget(downloads_view))
 
     def find_instruct(query: str) -> None:  # a base model is loaded: its instruct version
@@ -398,11 +496,21 @@ def compose(parent: QObject, *, store_path: Path | None = None,
         window.tabs.setCurrentWidget(discover)
 
     window.find_instruct.connect(find_instruct)
+    window.set_offload_panel(offload_opener(
+        window, core.tuning, apply=window.load_with, measured=core.loader.measured,
+        loaded_path=lambda: core.loader.path))
+    core.loader.unusable.connect(window.forget_model)  # gone, or not a model: out of the list
+    return window, discover
 
-    import os
 
+def _settings_opener(core: _Core, models: _Models, current: list[AppSettings],
+                     apply_theme: Callable[[str], None] | None,
+                     window: MainWindow) -> Callable[[], None]:
+    """What the Settings button does: the dialog, whose changes apply from the next load."""
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QDialog, QVBoxLayout
+
+    runner, loader, selection = core.runner, core.loader, core.selection
+    local, hub, remote, workers = models.local, models.hub, core.remote, core.workers
 
     def open_settings() -> None:
         from app.services.sharing import apply_now
@@ -411,86 +519,43 @@ def compose(parent: QObject, *, store_path: Path | None = None,
         dialog = SettingsDialog(current[0], models=local, hub=hub, runner=runner,
                                 apply_theme=apply_theme or (lambda _theme: None),
                                 folders=lambda: local.folders, remote=remote,
-                                workers=workers, parent=window,
+                                workers=workers, in_use=selection.choice, parent=window,
                                 reload=lambda: apply_now(runner, loader.restart))
 
         def changed(s: AppSettings) -> None:
             if s.runtime != current[0].runtime:
-                from app.runtimes import select
-
-                select.want(s.runtime or None)  # chosen again at the next load
+                selection.want(s.runtime or None)  # chosen again at the next load
             current[0] = s
-            runner.port = s.launch_port  # from the next load on
-            runner.host = s.launch_host
-            runner.sharing = s.share_runner  # the kept key, not a new one per load
-            runner.limits = s.runner_limits
+            runner.configure(port=s.launch_port, host=s.launch_host, limits=s.runner_limits,
+                             sharing=s.share_runner)  # from the next load on
 
         dialog.changed.connect(changed)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
 
-    window.settings_requested.connect(open_settings)
+    return open_settings
 
-    def open_offload(path: str) -> None:
-        from app.ui.offload_panel import OffloadPanel
 
-        dialog = QDialog(window)
-        dialog.setWindowTitle(f"Offload settings: {os.path.basename(path)}")
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        panel = OffloadPanel(tuning, dialog)
-        QVBoxLayout(dialog).addWidget(panel)
-        # Apply reloads with the pins and the dialog stays: the load's measured memory then
-        # appears beside the prediction.
-        panel.apply_requested.connect(window.load_with)
+def _first_start(core: _Core, models: _Models, current: list[AppSettings],
+                 window: MainWindow, discover: DiscoverTab) -> None:
+    """The first-run page in front of the tabs; leaving it is remembered in the settings."""
+    from app.settings import save_settings
+    from app.ui.welcome import WelcomePage
+    from app.ui.welcome_flow import WelcomeFlow
 
-        def measured(found: object) -> None:
-            panel.show_measured(found, loader.path)  # type: ignore[arg-type]
+    def remember() -> None:
+        current[0] = current[0].with_changes(first_run_done=True)
+        try:
+            save_settings(current[0])
+        except OSError as exc:  # the page comes back next time; nothing else is lost
+            log.warning("could not save the settings: %s", exc)
 
-        loader.measured.connect(measured)
-        dialog.finished.connect(lambda _result: loader.measured.disconnect(measured))
-        panel.open_model(path)
-        from app.ui.common import open_at
+    def browse(repo_id: str) -> None:
+        discover.open_repo(repo_id)
+        window.tabs.setCurrentWidget(discover)
 
-        open_at(dialog, *OffloadPanel.OPENING_SIZE)
-        dialog.open()
-
-    window.set_offload_panel(open_offload)
-    loader.unusable.connect(window.forget_model)  # gone, or not a model: out of the list
-    if show_welcome:
-        from app.settings import save_settings
-        from app.ui.welcome import WelcomePage
-
-        welcome = WelcomePage(hub, downloads, hardware, local=local)
-
-        def welcome_done() -> None:
-            current[0] = current[0].with_changes(first_run_done=True)
-            try:
-                save_settings(current[0])
-            except OSError as exc:  # the page comes back next time; nothing else is lost
-                log.warning("could not save the settings: %s", exc)
-            window.close_welcome()
-
-        def chat_with(path: str) -> None:
-            welcome_done()
-            window.use_model(path)
-            window.load_selected()
-
-        def browse(repo_id: str) -> None:
-            welcome_done()
-            discover.open_repo(repo_id)
-            window.tabs.setCurrentWidget(discover)
-
-        welcome.done.connect(welcome_done)
-        welcome.chat_requested.connect(chat_with)
-        welcome.browse_requested.connect(browse)
-        window.model_chosen.connect(welcome.chat_requested)  # Ctrl+O: as the page's Open
-        window.show_welcome(welcome)
-    downloads.start()
-    local.rescan()
-    return Gui(tasks, polls, store, conversations, library, runner, hardware, loader, streamer,
-               session, window, hub, local, downloads, hub_client, lambda: current[0], remote,
-               workers)
-
+    page = WelcomePage(models.hub, models.downloads, core.hardware, local=models.local)
+    WelcomeFlow(page, window, finished=remember, browse=browse)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,9 +10,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.hardware.report import GpuInfo, HardwareReport
+
+if TYPE_CHECKING:
+    from app.runner_client.command import RunnerProgram
 
 GiB = 1024**3
 
@@ -69,15 +72,20 @@ def _runner_json(args: argparse.Namespace) -> dict[str, Any] | None:
             raise RunnerDevicesError(f"Cannot read {args.runner_json}: {exc}") from exc
         return data if isinstance(data, dict) else {}
     if args.runner:
-        return runner_devices()
+        from app.runtimes.select import RuntimeSelection
+
+        # This command's runtime, not chosen (no self-tests on a terminal command): the runner
+        # this app starts with no runtime named, which chooses by the same rules.
+        return runner_devices(RuntimeSelection().program())
     return None
 
 
-def runner_devices(program: Sequence[str] | None = None) -> dict[str, Any]:
+def runner_devices(program: RunnerProgram | Sequence[str] | None = None) -> dict[str, Any]:
     """What a runner build can use, asked now (free memory included, as the Hardware tab shows
-    it): ``program``, by default the runner this app starts (a frozen build's own, or
-    ``HEARTH_RUNNER``). Planning asks through app/runner_client/build.py, which caches the
-    answer."""
+    it): ``program``, by default the runner this app starts with no runtime named (a frozen
+    build's own, or ``HEARTH_RUNNER``); the window asks the runtime it chose
+    (``RuntimeSelection.chosen_program``). Planning asks through app/runner_client/build.py,
+    which caches the answer."""
     from app.runner_client.build import query_runner_devices
     from app.runner_client.command import RunnerProgram
 

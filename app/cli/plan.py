@@ -36,7 +36,7 @@ from app.runner_client.build import (
     RunnerBuild,
     runner_build_from_json,
 )
-from app.runner_client.command import runner_program
+from app.runtimes.select import RuntimeSelection
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,8 @@ def main(argv: list[str]) -> int:
             # A file llama.cpp would refuse (app/gguf/loadable.py) is refused at once, before
             # the hardware is detected and the runner asked what it drives, which take seconds.
             read_model(args.model)
-        build = _runner_build(args.runner_json, recorded, detect, args.runtime)
+        # This command's runtime: --runtime, else HEARTH_RUNTIME or the automatic choice.
+        build = _runner_build(args.runner_json, recorded, detect, RuntimeSelection(args.runtime))
         prepared = prepare_load(
             args.model, cached=None, detect=detect, wishes=wishes,
             store=None if args.ignore_measurements else CorrectionStore(), build=build,
@@ -170,11 +171,11 @@ def main(argv: list[str]) -> int:
 
 
 def _runner_build(runner_json: Path | None, recorded: bool, detect: Callable[[], Any],
-                  runtime: str | None) -> RunnerBuild:
+                  runtime: RuntimeSelection) -> RunnerBuild:
     """The build to plan for: a saved device list, none for a recorded machine, else the
     runtime this machine's window would choose (or ``--runtime``), its devices asked once and
     cached, as the window does."""
-    program = runner_program()
+    program = runtime.program().argv  # nothing chosen yet: the runner with no runtime named
     if runner_json is not None:
         try:
             data = json.loads(runner_json.read_text("utf-8"))
@@ -183,11 +184,7 @@ def _runner_build(runner_json: Path | None, recorded: bool, detect: Callable[[],
         return runner_build_from_json(program, data if isinstance(data, dict) else {})
     if recorded:
         return RunnerBuild.unknown(program, "")  # this machine's build says nothing about it
-    from app.runtimes import select
-
-    if runtime is not None:
-        select.want(runtime)
-    return select.chosen_build(None, detect)
+    return runtime.chosen_build(None, detect)
 
 
 def _load_report(path: Path) -> Any:

@@ -51,13 +51,13 @@ class Confirmation:
     note: Reason
 
 
-def run_probe(args: list[str], program: Sequence[str] | None = None, *,
+def run_probe(args: list[str], program: RunnerProgram | Sequence[str] | None = None, *,
               token: CancelToken | None = None,
               timeout: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
     """Run ``<program> probe <args>`` and return its JSON.
 
-    ``program``: the runner build's program (default: the runner this app starts). A dry run by
-    another llama.cpp build could allocate differently. Cancelling ``token`` kills the dry run
+    ``program``: the runner build's program (default: the runner with no runtime named). A dry
+    run by another llama.cpp build could allocate differently. Cancelling ``token`` kills the dry run
     and raises :class:`~app.jobs.CancelledError`.
     """
     cmd = RunnerProgram.of(program).probe(args)

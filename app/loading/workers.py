@@ -93,10 +93,12 @@ def save_workers(endpoints: Sequence[str], path: Path | None = None) -> None:
     write_json_atomic(path or workers_path(), {"version": 1, "workers": list(endpoints)})
 
 
-def check_workers(endpoints: Sequence[str], program: Sequence[str] | None = None, *,
+def check_workers(endpoints: Sequence[str],
+                  program: RunnerProgram | Sequence[str] | None = None, *,
                   token: CancelToken | None = None,
                   timeout: float = CHECK_TIMEOUT_S) -> WorkerCheck:
-    """Ask each worker for its devices, in a child process (``hearth-runner rpc-check``)."""
+    """Ask each worker for its devices, in a child process (``hearth-runner rpc-check``);
+    ``program``: the runner to ask with (None: the one with no runtime named)."""
     if not endpoints:
         return WorkerCheck()
     cmd = RunnerProgram.of(program).rpc_check(endpoints, timeout=timeout)
@@ -128,13 +130,14 @@ def parse_check(stdout: str, endpoints: Sequence[str], stderr: str = "") -> Work
     return WorkerCheck(tuple(devices), problems)
 
 
-def worker_program() -> list[str]:
-    """The runner program that can lend this computer: the chosen runtime, else the first
-    usable runtime folder (llama-cpp-python's own build has no RPC backend); the plain runner
-    when there is none (its refusal then says what to install)."""
+def worker_program(chosen: RunnerProgram) -> list[str]:
+    """The runner program that can lend this computer: ``chosen`` (the app's runtime,
+    ``RuntimeSelection.program()``) when it names a runtime folder, else the first usable
+    runtime folder (llama-cpp-python's own build has no RPC backend); the plain runner when
+    there is none (its refusal then says what to install)."""
     from app.runtimes.catalog import list_runtimes
 
-    program = RunnerProgram.current()
+    program = chosen
     if "--runtime" in program.runtime_args:  # a runtime folder was chosen
         return program.argv
     for rt in list_runtimes():
@@ -143,7 +146,8 @@ def worker_program() -> list[str]:
     return program.argv
 
 
-def worker_command(program: Sequence[str] | None = None, *, port: int = DEFAULT_PORT,
+def worker_command(program: RunnerProgram | Sequence[str] | None = None, *,
+                   port: int = DEFAULT_PORT,
                    host: str = "127.0.0.1") -> list[str]:
     """The command that lends this computer's devices (the app starts it with its stdin held
     open, so the worker ends with the app)."""

@@ -33,7 +33,7 @@ from app.hardware.merge import RunnerDevicesError, runner_info_from_json
 from app.hardware.report import RunnerDevice, RunnerInfo
 from app.jobs import CancelledError, CancelToken
 from app.planner.types import Reason
-from app.runner_client.command import NO_CONSOLE_WINDOW, RunnerProgram, runner_program
+from app.runner_client.command import NO_CONSOLE_WINDOW, RunnerProgram
 from app.storage.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -182,7 +182,8 @@ def run_runner(argv: Sequence[str], *, timeout: float,
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
-def query_devices(program: Sequence[str], *, timeout: float = DEVICES_TIMEOUT_S,
+def query_devices(program: RunnerProgram | Sequence[str], *,
+                  timeout: float = DEVICES_TIMEOUT_S,
                   token: CancelToken | None = None) -> dict[str, Any]:
     """Run ``<program> devices`` and return its JSON; raises RunnerDevicesError."""
     return query_runner_devices(RunnerProgram.of(program).devices(), timeout=timeout, token=token)
@@ -305,16 +306,17 @@ class BuildCache:
         write_json_atomic(self.path, {"schema": SCHEMA, "programs": programs})
 
 
-def detect_runner_build(program: Sequence[str] | None = None, *,
+def detect_runner_build(program: RunnerProgram | Sequence[str] | None = None, *,
                         token: CancelToken | None = None, cache: BuildCache | None = None,
                         timeout: float = DEVICES_TIMEOUT_S) -> RunnerBuild:
-    """The build behind ``program`` (default: the runner this app starts).
+    """The build behind ``program`` (default: the runner this app starts, with no runtime
+    named; the app's chosen one is ``RuntimeSelection.chosen_build``, app/runtimes/select.py).
 
     Never raises for a runner that cannot answer: the build is then :meth:`RunnerBuild.unknown`
     with the reason, and planning goes on without it (the load itself will say what is wrong in
     the runner's own words). Raises CancelledError when ``token`` is cancelled.
     """
-    prog = tuple(program) if program is not None else tuple(runner_program())
+    prog = tuple(RunnerProgram.of(program).argv)
     key = program_key(prog)
     fingerprint = program_fingerprint(prog)
     if cache is not None:

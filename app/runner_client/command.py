@@ -23,16 +23,6 @@ class RunnerLaunch:
     key: str = field(repr=False)
 
 
-# ``--runtime <folder>`` of the runtime this process chose (app/runtimes/select.py); empty:
-# the runner's own llama-cpp-python libraries. The one piece of state: RunnerProgram.current().
-_runtime_args: tuple[str, ...] = ()
-
-
-def set_runtime_args(args: Sequence[str]) -> None:
-    global _runtime_args
-    _runtime_args = tuple(args)
-
-
 def base_program() -> list[str]:
     """How to start the runner, before a runtime is named: ``HEARTH_RUNNER`` if set, the
     ``hearth-runner`` executable beside a frozen (installed) app's own, else this interpreter
@@ -52,11 +42,6 @@ def base_program() -> list[str]:
 NO_CONSOLE_WINDOW = 0x08000000 if os.name == "nt" else 0  # CREATE_NO_WINDOW
 
 
-def runner_program() -> list[str]:
-    """How to start the runner with the chosen runtime (its options come before the command)."""
-    return RunnerProgram.current().argv
-
-
 def _loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -72,6 +57,9 @@ class RunnerProgram:
     ``runtime_args`` come before the command (``--runtime FOLDER``, ``--runtime=built-in``) and
     name the llama.cpp build. This is the only place that spells the runner's commands
     (tests/unit/test_runner_argv.py checks that, and that the runner's parsers accept them).
+    Which runtime serves is not kept here: the app's choice is a value of its own
+    (:class:`app.runtimes.select.RuntimeSelection`), whose :meth:`program` is one of these, and
+    a plan carries its build's program on (``RunnerBuild.program``).
     """
 
     program: tuple[str, ...]
@@ -83,15 +71,13 @@ class RunnerProgram:
         return cls(tuple(base_program()))
 
     @classmethod
-    def current(cls) -> RunnerProgram:
-        """The runner this app starts, with the runtime this process chose."""
-        return cls(tuple(base_program()), _runtime_args)
-
-    @classmethod
-    def of(cls, argv: Sequence[str] | None) -> RunnerProgram:
-        """A program already written out (a RunnerBuild's ``program``, a test's stand-in);
-        None or empty: :meth:`current`."""
-        return cls(tuple(argv)) if argv else cls.current()
+    def of(cls, argv: RunnerProgram | Sequence[str] | None) -> RunnerProgram:
+        """A program already written out (a RunnerBuild's ``program``, a test's stand-in) or
+        one given as this value; None or empty: :meth:`base`, a runner that chooses its
+        runtime itself (by the app's rules, without its self-tests or settings)."""
+        if isinstance(argv, RunnerProgram):
+            return argv
+        return cls(tuple(argv)) if argv else cls.base()
 
     def with_runtime(self, args: Sequence[str]) -> RunnerProgram:
         return dataclasses.replace(self, runtime_args=tuple(args))
@@ -135,7 +121,7 @@ class RunnerProgram:
 def build_launch(model: str, flags: list[str] | None = None,
                  base_env: Mapping[str, str] | None = None,
                  key: str | None = None,
-                 program: Sequence[str] | None = None,
+                 program: RunnerProgram | Sequence[str] | None = None,
                  port: int = 0, host: str = "127.0.0.1") -> RunnerLaunch:
     """The ``serve`` command for ``model`` with extra runner ``flags`` (e.g. from a plan).
 

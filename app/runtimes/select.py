@@ -1,10 +1,13 @@
-"""Choose this process's runtime once (off the GUI thread) and make the runner use it.
+"""The runtime one app, or one terminal command, serves with, as a value: :class:`RuntimeSelection`.
 
 ``HEARTH_RUNTIME`` (or ``--runtime`` on the command line, or the settings) names one runtime by
-name or folder; empty or ``auto`` lets :func:`~app.runtimes.choose.choose` decide. The choice
-sets the runner program (:func:`app.runner_client.command.set_runtime_args`, read by
-:meth:`~app.runner_client.command.RunnerProgram.current`), so the device
-list, the dry run, the served model and the measured corrections all come from one build.
+name or folder; empty or ``auto`` lets :func:`~app.runtimes.choose.choose` decide, on the first
+load (off the GUI thread: it may self-test). The selection then gives the runner program
+(:meth:`RuntimeSelection.program`, a :class:`~app.runner_client.command.RunnerProgram`), so the
+device list, the dry run, the served model and the measured corrections all come from one
+build. It is made once where a process is composed (app/__main__.py, app/cli) and handed to
+whoever plans or starts a runner: nothing about the choice lives in a module, so two
+selections (two windows in one test session) never see each other's.
 
 A runner given no ``--runtime`` chooses for itself by the same rules, but without the app's
 self-tests or settings: so the runner program always names the runtime the app chose, a folder
@@ -23,7 +26,6 @@ from pathlib import Path
 
 from app.hardware.report import HardwareReport
 from app.jobs import CancelToken
-from app.runner_client import command
 from app.runner_client.build import (
     BuildCache,
     RunnerBuild,
@@ -38,81 +40,114 @@ from runner.wire.runtimes import PIN_BUILTIN, WISH_VARIABLE, is_builtin, wish
 
 log = logging.getLogger(__name__)
 
-_lock = threading.Lock()
-_choice: RuntimeChoice | None = None
-_wanted: str | None = None  # the settings' choice; None: the environment's
-_asked = 0  # bumped by want(): a choice made for an older wish is not kept
 
+class RuntimeSelection:
+    """What runtime was asked for, which one was chosen for it, and the runner program of that
+    choice.
 
-def wanted_runtime() -> str:
-    """The runtime asked for: the settings' choice, else ``HEARTH_RUNTIME``; "" is automatic."""
-    return wish(_wanted if _wanted is not None else os.environ.get(WISH_VARIABLE, ""))
-
-
-def want(name: str | None) -> None:
-    """Ask for a runtime ("" or "auto": automatic); the next load chooses again.
-
-    No lock: the GUI thread calls this, and a self-test may hold the lock for a minute.
+    ``wanted``: the settings' or the command line's choice ("" or "auto": automatic); None: the
+    environment's (``HEARTH_RUNTIME``). ``folders``, ``selftests``, ``selftest`` and ``builds``
+    are where runtimes are looked for, the kept self-test results, the self-test itself and the
+    kept device lists (defaults: the installation's; tests give their own).
     """
-    global _wanted, _choice, _asked
-    _wanted = name
-    _asked += 1
-    _choice = None
 
+    def __init__(self, wanted: str | None = None, *, folders: Iterable[Path] | None = None,
+                 selftests: SelftestCache | None = None,
+                 selftest: Callable[..., SelftestResult] = run_selftest,
+                 builds: BuildCache | None = None) -> None:
+        # One choice at a time: two loads planned at once self-test once. want() does not take
+        # it (the GUI thread calls it, and a self-test may hold it for a minute).
+        self._lock = threading.Lock()
+        self._wanted = wanted
+        self._choice: RuntimeChoice | None = None
+        self._asked = 0  # bumped by want(): a choice made for an older wish is not kept
+        self._folders = None if folders is None else tuple(folders)
+        self._selftests = selftests
+        self._selftest = selftest
+        self._builds = builds
 
-def current_choice() -> RuntimeChoice | None:
-    """The runtime chosen in this process so far (None before the first load)."""
-    return _choice
+    @property
+    def wanted(self) -> str:
+        """The runtime asked for: the settings' choice, else ``HEARTH_RUNTIME``; "" is
+        automatic."""
+        return wish(self._wanted if self._wanted is not None
+                    else os.environ.get(WISH_VARIABLE, ""))
 
+    @property
+    def choice(self) -> RuntimeChoice | None:
+        """The runtime chosen so far (None before the first load, and after :meth:`want`)."""
+        return self._choice
 
-def select_runtime(report: Callable[[], HardwareReport], *, token: CancelToken | None = None,
-                   folders: Iterable[Path] | None = None, cache: SelftestCache | None = None,
-                   runner: Callable[..., SelftestResult] = run_selftest) -> RuntimeChoice:
-    """This process's runtime (chosen on the first call, then kept), set for the runner."""
-    global _choice
-    with _lock:
-        if _choice is not None:
-            return _choice
-        asked = _asked
-        runtimes = list_runtimes(folders)
-        wanted = wanted_runtime()
-        if cache is None:
-            cache = SelftestCache()
-        machine = report()
-        driver = drivers(machine)
+    def want(self, name: str | None) -> None:
+        """Ask for a runtime ("" or "auto": automatic; None: the environment's); the next load
+        chooses again."""
+        self._wanted = name
+        self._asked += 1
+        self._choice = None
+
+    def forget(self) -> None:
+        """Choose again on the next load (a runtime was added)."""
+        with self._lock:
+            self._choice = None
+
+    def program(self) -> RunnerProgram:
+        """The runner program of the runtime chosen so far; before a choice, the runner with no
+        runtime named (it then chooses by the same rules, without the self-tests)."""
+        choice = self._choice
         base = RunnerProgram.base()
+        return base if choice is None else base.with_runtime(runtime_args(choice))
 
-        def test(rt: Runtime) -> SelftestResult | None:
-            program = tuple(base.with_runtime(rt.args()).argv)
-            key = cache.key(program_fingerprint(program), driver)
-            found = cache.get(rt.name, key)
-            if found is None:
-                log.info("self-testing the %s runtime", rt.name)
-                found = runner(program, token=token)
-                if token is None or not token.cancelled:
-                    cache.put(rt.name, key, found)
-            return found
+    def select(self, report: Callable[[], HardwareReport], *,
+               token: CancelToken | None = None) -> RuntimeChoice:
+        """The runtime (chosen on the first call, then kept until :meth:`want` or
+        :meth:`forget`). ``report`` is only called when there is no choice yet."""
+        with self._lock:
+            if self._choice is not None:
+                return self._choice
+            asked = self._asked
+            runtimes = list_runtimes(self._folders)
+            wanted = self.wanted
+            cache = self._selftests if self._selftests is not None else SelftestCache()
+            machine = report()
+            driver = drivers(machine)
+            base = RunnerProgram.base()
+            selftest = self._selftest
 
-        choice = choose(machine, runtimes, test, wanted)
-        if token is not None:
-            token.check()
-        command.set_runtime_args(runtime_args(choice))
-        if asked == _asked:  # else the user chose again meanwhile: choose again next time
-            _choice = choice
-        log.info("runtime: %s", choice.runtime.name)
-        return choice
+            def test(rt: Runtime) -> SelftestResult | None:
+                program = tuple(base.with_runtime(rt.args()).argv)
+                key = cache.key(program_fingerprint(program), driver)
+                found = cache.get(rt.name, key)
+                if found is None:
+                    log.info("self-testing the %s runtime", rt.name)
+                    found = selftest(program, token=token)
+                    if token is None or not token.cancelled:
+                        cache.put(rt.name, key, found)
+                return found
 
+            choice = choose(machine, runtimes, test, wanted)
+            if token is not None:
+                token.check()
+            if asked == self._asked:  # else the user chose again meanwhile: choose again next
+                self._choice = choice
+            log.info("runtime: %s", choice.runtime.name)
+            return choice
 
-def chosen_build(token: CancelToken | None,
-                 report: Callable[[], HardwareReport]) -> RunnerBuild:
-    """The runner build to plan and load with: the chosen runtime's, with the choice's reasons.
+    def chosen_program(self, report: Callable[[], HardwareReport], *,
+                       token: CancelToken | None = None) -> RunnerProgram:
+        """The runner program of the runtime chosen now (see :meth:`select`)."""
+        choice = self.select(report, token=token)
+        return RunnerProgram.base().with_runtime(runtime_args(choice))
 
-    ``report`` is only called when the runtime has not been chosen yet in this process.
-    """
-    choice = select_runtime(report, token=token)
-    program = tuple(RunnerProgram.base().with_runtime(runtime_args(choice)).argv)
-    build = detect_runner_build(program, token=token, cache=BuildCache())
-    return dataclasses.replace(build, notes=choice.reasons)
+    def chosen_build(self, token: CancelToken | None,
+                     report: Callable[[], HardwareReport]) -> RunnerBuild:
+        """The runner build to plan and load with: the chosen runtime's, with the choice's
+        reasons. ``report`` is only called when the runtime has not been chosen yet."""
+        choice = self.select(report, token=token)
+        program = RunnerProgram.base().with_runtime(runtime_args(choice))
+        # Asked once per install (keyed by the program's files), then read from the cache.
+        builds = self._builds if self._builds is not None else BuildCache()
+        build = detect_runner_build(program, token=token, cache=builds)
+        return dataclasses.replace(build, notes=choice.reasons)
 
 
 def runtime_args(choice: RuntimeChoice) -> tuple[str, ...]:
@@ -124,11 +159,3 @@ def runtime_args(choice: RuntimeChoice) -> tuple[str, ...]:
     if not choice.runtime.builtin:
         return choice.args
     return () if is_builtin(os.environ.get(WISH_VARIABLE, "")) else (PIN_BUILTIN,)
-
-
-def forget() -> None:
-    """Choose again on the next load (a runtime was added, or in tests)."""
-    global _choice
-    with _lock:
-        _choice = None
-        command.set_runtime_args(())

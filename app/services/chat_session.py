@@ -18,9 +18,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.chat.message import Message
 from app.chat.sampling import ChatSettings, Sampling, fold_system
-from app.chat.source import ReplySource
 from app.chat.stats import ReplyStats
 from app.chat.transcript import ReplyEnd, Transcript
+from app.loading.endpoint import ChatEndpoint
 from app.services.chat_stream import (
     ChatRequest,
     FailureKind,
@@ -151,31 +151,29 @@ class ChatSession(QObject):
                                      model=conv.model, settings=dict(conv.settings))
         self.conversation_changed.emit(self.transcript)
 
-    def send(self, text: str, url: str, key: str, *, source: ReplySource | None = None) -> bool:
+    def send(self, text: str, endpoint: ChatEndpoint) -> bool:
         """Send the user's ``text``; False when a reply is streaming or the text is empty.
 
-        ``source``: where the reply is asked (a server the user added, whose base URL is
-        ``url``, or the local model); it is recorded in the reply's ``meta``."""
+        ``endpoint``: where the reply is asked (the model in use: app/services/active_model.py);
+        its source is recorded in the reply's ``meta``."""
         text = text.strip()
         if not text or not self._idle():
             return False
         user, live = self.transcript.begin_reply(text)
-        return self._start(url, key, user, live, source=source)
+        return self._start(endpoint, user, live)
 
     def _reshow(self, *leaving: Message | None) -> None:
         self.shown_changed.emit([m for m in self.transcript.messages if m not in leaving])
 
-    def regenerate(self, reply: Message, url: str, key: str, *,
-                   source: ReplySource | None = None) -> bool:
+    def regenerate(self, reply: Message, endpoint: ChatEndpoint) -> bool:
         """A new reply in place of ``reply``; the old one stays as a branch."""
         if not self._idle():
             return False
         live = self.transcript.regenerate(reply)
         self._reshow(live)
-        return self._start(url, key, None, live, source=source)
+        return self._start(endpoint, None, live)
 
-    def edit_and_resend(self, question: Message, text: str, url: str, key: str, *,
-                        source: ReplySource | None = None) -> bool:
+    def edit_and_resend(self, question: Message, text: str, endpoint: ChatEndpoint) -> bool:
         """Ask ``text`` instead of ``question``; the old question and its replies stay as a
         branch."""
         text = text.strip()
@@ -183,16 +181,15 @@ class ChatSession(QObject):
             return False
         user, live = self.transcript.edit(question, text)
         self._reshow(user, live)
-        return self._start(url, key, user, live, source=source)
+        return self._start(endpoint, user, live)
 
-    def continue_reply(self, reply: Message, url: str, key: str, *,
-                       source: ReplySource | None = None) -> bool:
+    def continue_reply(self, reply: Message, endpoint: ChatEndpoint) -> bool:
         """Let the model go on with the last reply (cut by its length limit or by Stop)."""
         if not self._idle():
             return False
         live = self.transcript.continue_reply(reply)
         self._reshow(live)
-        return self._start(url, key, None, live, continuing=True, source=source)
+        return self._start(endpoint, None, live, continuing=True)
 
     def stop(self) -> None:
         """Stop the reply; the partial text is kept, noted "Stopped."."""
@@ -229,8 +226,8 @@ class ChatSession(QObject):
         reply = self.request_params().get("max_tokens") or 1024
         return max(256, self.context_size - min(int(reply), self.context_size // 2))
 
-    def _start(self, url: str, key: str, user: Message | None, live: Message,
-               continuing: bool = False, source: ReplySource | None = None) -> bool:
+    def _start(self, endpoint: ChatEndpoint, user: Message | None, live: Message,
+               continuing: bool = False) -> bool:
         messages, dropped = self.transcript.api_messages(self.system_prompt, self._budget(),
                                                          continuing=continuing)
         if user is not None:
@@ -238,11 +235,12 @@ class ChatSession(QObject):
             self.message_added.emit(user)
         if self.transcript.model:
             live.meta["model"] = self.transcript.model
-        if source is None and self.transcript.model:
-            source = ReplySource(self.transcript.model)
-        if source is not None:
+        if not endpoint.model and self.transcript.model:
+            # An endpoint that names no model (a test's) is the conversation's local model.
+            endpoint = ChatEndpoint.local(endpoint.url, endpoint.key, self.transcript.model)
+        if endpoint.model:
             # Where this reply comes from (a continued reply may change hands: the last wins).
-            live.meta["source"] = source.to_meta()
+            live.meta["source"] = endpoint.source.to_meta()
         self._store.save_message(self.transcript, live)
         self._last_save = self._sent_at = self._clock()
         self._first_at = None
@@ -250,8 +248,8 @@ class ChatSession(QObject):
         self._pieces = 0
         self.live_changed.emit(live)
         self.trimmed.emit(dropped)
-        self._request = self._streamer.send(ChatRequest(url, key, messages, self.request_params(),
-                                                        source=source))
+        self._request = self._streamer.send(ChatRequest.to(endpoint, messages,
+                                                           self.request_params()))
         self._timer.start()
         self.busy_changed.emit(True)
         return True
@@ -308,9 +306,8 @@ class ChatSession(QObject):
                 not request.messages or request.messages[0].get("role") != "system":
             return False
         log.info("the chat template refused the system message; folding it into the question")
-        self._request = self._streamer.send(ChatRequest(
-            request.url, request.key, fold_system(request.messages), request.params,
-            source=request.source))
+        self._request = self._streamer.send(ChatRequest.to(
+            request.endpoint, fold_system(request.messages), request.params))
         return True
 
     def _end(self, end: ReplyEnd, detail: str = "", usage: dict[str, Any] | None = None,

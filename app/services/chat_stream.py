@@ -29,6 +29,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.chat.source import ReplySource
 from app.jobs import CancelToken
+from app.loading.endpoint import ChatEndpoint
 from app.remote.client import RemoteClient, RemoteError
 from app.runner_client import RunnerClient, RunnerError, RunnerUnreachable
 
@@ -50,9 +51,21 @@ class ChatRequest:
     token: CancelToken = field(default_factory=CancelToken, compare=False, repr=False)
     source: ReplySource | None = None
 
+    @staticmethod
+    def to(endpoint: ChatEndpoint, messages: list[dict[str, Any]],
+           params: dict[str, Any]) -> ChatRequest:
+        """A request for ``endpoint`` (app/services/active_model.py's, made when the model was
+        put in use)."""
+        return ChatRequest(endpoint.url, endpoint.key, messages, params, source=endpoint.source)
+
+    @property
+    def endpoint(self) -> ChatEndpoint:
+        """Where it goes, as one value (no source: the local runner)."""
+        return ChatEndpoint(self.url, self.key, self.source or ReplySource(""))
+
     @property
     def remote(self) -> bool:
-        return self.source is not None and self.source.remote
+        return self.endpoint.is_remote
 
 
 @dataclass(frozen=True)
@@ -86,13 +99,6 @@ class StreamFailure:
     code: str = ""  # for SERVER: app/remote/client.py's RemoteError.code
 
 
-def _open(request: ChatRequest, client_factory: Any, remote_factory: Any) -> Any:
-    if request.remote:
-        assert request.source is not None
-        return remote_factory(request.url, request.key, name=request.source.server)
-    return client_factory(request.url, request.key)
-
-
 def stream_reply(request: ChatRequest, emit_delta: Any, client_factory: Any = RunnerClient,
                  remote_factory: Any = RemoteClient) -> StreamEnded | StreamFailure:
     """Stream one reply, calling ``emit_delta(text)`` per piece; returns how it ended.
@@ -104,13 +110,9 @@ def stream_reply(request: ChatRequest, emit_delta: Any, client_factory: Any = Ru
     if token.cancelled:
         return StreamEnded(request.id, "stopped")
     try:
-        with _open(request, client_factory, remote_factory) as client:
-            if request.remote:
-                assert request.source is not None
-                stream = client.stream_chat(request.messages, request.source.model,
-                                            **request.params)
-            else:
-                stream = client.stream_chat(request.messages, **request.params)
+        with request.endpoint.open_stream(request.messages, request.params,
+                                          runner=client_factory,
+                                          server=remote_factory) as stream:
             unregister = token.on_cancel(stream.close)
             try:
                 for text in stream:
@@ -140,7 +142,7 @@ def stream_reply(request: ChatRequest, emit_delta: Any, client_factory: Any = Ru
 
 
 class _Worker(QObject):
-    delta = Signal(object)  # StreamDelta
+    delta = Signal(StreamDelta)
     ended = Signal(object)  # StreamEnded | StreamFailure
 
     def __init__(self, client_factory: Any, remote_factory: Any) -> None:
@@ -158,7 +160,7 @@ class _Worker(QObject):
 class ChatStreamer(QObject):
     """Owns the worker thread. One reply at a time; signals carry the request's id."""
 
-    delta = Signal(object)  # StreamDelta
+    delta = Signal(StreamDelta)
     ended = Signal(object)  # StreamEnded | StreamFailure
     _start = Signal(object)
 

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 class _Relay(QObject):
     """Carries progress from the download thread to the GUI thread (a queued connection)."""
 
-    progress = Signal(str, object)
+    progress = Signal(str, DownloadProgress)  # id, what its thread reported
     ended = Signal(str)  # the download thread of that id has stopped (after any clean-up)
 
 
@@ -53,7 +53,7 @@ class DownloadManager(QObject):
     """Satisfies app/services/protocols.py's DownloadsLike."""
 
     changed = Signal()
-    progress = Signal(object)  # DownloadRow
+    progress = Signal(DownloadRow)
     finished = Signal(str)  # the path of the model's first file
     failed = Signal(str, str)  # id, sentence
 

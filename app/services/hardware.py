@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 class HardwareService(QObject):
     """Owns the current :class:`HardwareReport`; ``refresh()`` detects a new one."""
 
-    report_changed = Signal(object)  # HardwareReport: the machine's, then the merged one
+    report_changed = Signal(HardwareReport)  # the machine's, then the merged one
     status_changed = Signal(str)  # "Detecting…", "Detected in 0.42 s", …
     busy_changed = Signal(bool)
     failed = Signal(str)  # a sentence for the user

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from app.gguf import GGUFError
 from app.hardware.report import HardwareReport
 from app.hub import auth
-from app.hub.client import HubClient
+from app.hub.client import HubClient, SearchResults
 from app.hub.recommended import Recommendation, load_recommended, pick_group
 from app.hub.remote_header import HeaderCache, remote_model
 from app.hub.types import FileGroup, FileKind, HubError, HubUnreachableError, RepoDetails
@@ -36,7 +35,7 @@ class HubService(QObject):
     """Satisfies app/services/protocols.py's HubLike."""
 
     results = Signal(object, bool, bool)  # list[RepoSummary], append, has_more
-    details = Signal(object)  # RepoDetails
+    details = Signal(RepoDetails)
     verdict = Signal(str, str, object)  # repo_id, group name, Verdict | str
     recommended = Signal(object)  # list[(Recommendation, RepoDetails | None, Verdict | None)]
     unreachable = Signal(str)
@@ -66,7 +65,7 @@ class HubService(QObject):
         self._search_gen = 0
         self._repo_gen = 0
         self._shown: RepoDetails | None = None  # the repository page on screen
-        self._pages: Any = None  # the last SearchResults, for "more"
+        self._pages: SearchResults | None = None  # the last page, for "more"
         self._last: Callable[[], None] | None = None  # what Retry repeats
         self._waiting: list[tuple[str, str, FileGroup]] = []  # verdicts waiting for hardware
         self._recommended: list[tuple[Recommendation, RepoDetails | None, Verdict | None]] = []
@@ -93,7 +92,7 @@ class HubService(QObject):
                         lambda exc: self._on_error(gen == self._search_gen, exc),
                         expected=_EXPECTED)
 
-    def _on_results(self, gen: int, res: Any, append: bool) -> None:
+    def _on_results(self, gen: int, res: SearchResults | None, append: bool) -> None:
         if gen != self._search_gen:
             return
         if res is None:  # no next page after all

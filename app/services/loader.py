@@ -35,7 +35,7 @@ from app.planner.plan import LaunchPlan
 from app.planner.types import Pins, PlannerError, Wishes
 from app.runner_client import RunnerClient
 from app.runner_client.build import RunnerBuild
-from app.runtimes.select import chosen_build
+from app.runtimes.select import RuntimeSelection
 from app.services.runner_process import RunnerProcess, RunnerState
 from app.services.tasks import TaskRunner
 
@@ -107,6 +107,7 @@ class ModelLoader(QObject):
                  pins_for: PinsLookup | None = None,
                  workers: Callable[[], Sequence[str]] = lambda: (),
                  cpu: CpuSense | None = None,
+                 runtime: RuntimeSelection | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.runner = runner
@@ -115,8 +116,11 @@ class ModelLoader(QObject):
         self._detect = detect
         self.wishes = wishes or Wishes()
         self._store = store
-        # Default: the chosen runtime's build (app/runtimes), asked once per install.
-        self._find_build = find_build or (lambda token: chosen_build(token, self._machine))
+        # Default: the build of the runtime ``runtime`` chooses (the app's selection; None: one
+        # of its own, as the environment asks), asked once per install.
+        selection = runtime if runtime is not None else RuntimeSelection()
+        self._find_build = find_build or (
+            lambda token: selection.chosen_build(token, self._machine))
         self._probe = probe
         self._pins_for = pins_for
         self._workers = workers  # the RPC workers a plan may split over (app/services/workers)
@@ -131,7 +135,7 @@ class ModelLoader(QObject):
         self.good_plan: LaunchPlan | None = None  # the last plan the runner was ready with
         self.applied: dict[str, Correction] = {}  # measured corrections the last plan used
         # The runner build the current plan was made for: the measurements are recorded under
-        # its key. (The runner is still started with runner_program(), the same program.)
+        # its key. (The runner is started with its program, so the two cannot differ.)
         self.build: RunnerBuild | None = None
         runner.ready.connect(self._on_ready)
         runner.failed.connect(self._on_failed)

@@ -2,26 +2,43 @@
 
 The real services (app/services/*.py) satisfy them; GUI tests hand the window in-memory fakes
 (tests/gui/fakes.py) that satisfy them too, so window behaviour is tested in milliseconds while a
-small smoke set still goes through the real runner. Signals are Qt ``Signal`` attributes; a
-protocol can only name them (``Any``), their payloads are documented beside each.
+small smoke set still goes through the real runner.
+
+No ``Any`` here (mypy's ``disallow_any_explicit`` for this module, and
+tests/unit/test_typed_boundary.py, check it). Signals are Qt ``Signal`` class attributes, which
+read as a ``SignalInstance`` on an instance; PySide6's stubs do not carry a signal's payload types
+(``emit`` takes anything, ``connect`` any callable), so a protocol names the attribute
+``SignalInstance`` and documents the payload beside it, and the slots that receive it are typed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from app.runner_client import RunnerClient
 from app.services.runner_process import RunnerState
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import SignalInstance
+
+    from app.chat.transcript import Transcript
+    from app.hardware.report import HardwareReport
+    from app.hub.types import FileGroup, RepoDetails
+    from app.hub.verdict import Verdict
+    from app.loading.tuning import TuningContext
+    from app.planner.plan import LaunchPlan
+    from app.planner.types import Pins
+    from app.remote.servers import RemoteModel, Server
 
 
 class RunnerLike(Protocol):
     """The runner child process (app/services/runner_process.py)."""
 
-    state_changed: Any  # Signal(RunnerState)
-    progress: Any  # Signal(float): 0..1, llama.cpp's load progress
-    ready: Any  # Signal()
-    failed: Any  # Signal(str)
+    state_changed: SignalInstance  # Signal(RunnerState)
+    progress: SignalInstance  # Signal(float): 0..1, llama.cpp's load progress
+    ready: SignalInstance  # Signal()
+    failed: SignalInstance  # Signal(str)
     url: str  # where Hearth reaches it (loopback when it listens on every interface)
     listen_url: str  # what it reported: the interface it listens on ("" when not listening)
     model: str
@@ -42,10 +59,10 @@ class RunnerLike(Protocol):
 class LoaderLike(Protocol):
     """Planning and loading a model (app/services/loader.py)."""
 
-    planned: Any  # Signal(LaunchPlan)
-    retrying: Any  # Signal(str)
-    failed: Any  # Signal(str)
-    died: Any  # Signal(str)
+    planned: SignalInstance  # Signal(LaunchPlan)
+    retrying: SignalInstance  # Signal(str)
+    failed: SignalInstance  # Signal(str)
+    died: SignalInstance  # Signal(str)
     path: str
 
     @property
@@ -55,15 +72,15 @@ class LoaderLike(Protocol):
     def planning(self) -> bool: ...
 
     @property
-    def plan(self) -> Any: ...  # LaunchPlan | None
+    def plan(self) -> LaunchPlan | None: ...
 
     @property
-    def good_plan(self) -> Any: ...  # LaunchPlan | None
+    def good_plan(self) -> LaunchPlan | None: ...
 
     @property
     def steps(self) -> list[str]: ...
 
-    def load(self, path: str, flags: list[str] | None = None, pins: Any = None) -> bool: ...
+    def load(self, path: str, flags: list[str] | None = None, pins: Pins | None = None) -> bool: ...
 
     def restart(self) -> bool: ...
 
@@ -76,11 +93,11 @@ class ConversationsLike(Protocol):
     """Stored conversations (app/services/storage.py's ConversationService): the sidebar's list
     and its changes, opening one, switching versions at a branch point. Answers are signals."""
 
-    listed: Any  # Signal(list[ConversationSummary])
-    opened: Any  # Signal(Conversation)
-    changed: Any  # Signal(): the list's order or contents changed
-    exported: Any  # Signal(str path)
-    failed: Any  # Signal(str sentence)
+    listed: SignalInstance  # Signal(list[ConversationSummary])
+    opened: SignalInstance  # Signal(Conversation)
+    changed: SignalInstance  # Signal(): the list's order or contents changed
+    exported: SignalInstance  # Signal(str path)
+    failed: SignalInstance  # Signal(str sentence)
 
     def list_conversations(self, query: str = "") -> None: ...
 
@@ -96,13 +113,13 @@ class ConversationsLike(Protocol):
 
     def export(self, conv_id: int, path: str, kind: str) -> None: ...
 
-    def set_model(self, transcript: Any) -> None: ...  # Transcript
+    def set_model(self, transcript: Transcript) -> None: ...
 
 
 class LibraryLike(Protocol):
     """The local model library (app/services/storage.py's ModelLibraryService)."""
 
-    recent_changed: Any  # Signal(list[str]): model paths, most recently used first
+    recent_changed: SignalInstance  # Signal(list[str]): model paths, most recently used first
 
     def recent(self) -> list[str]: ...
 
@@ -143,7 +160,7 @@ class LocalRow:
     architecture: str | None
     parameters: int | None
     context_length: int | None
-    verdict: Any = None  # app.hub.verdict.Verdict | None (None: not planned yet)
+    verdict: Verdict | None = None  # None: not planned yet
     error: str | None = None  # the header could not be read: why
 
 
@@ -153,12 +170,12 @@ class HubLike(Protocol):
     Every call returns at once; results come as signals on the GUI thread.
     """
 
-    results: Any  # Signal(list[RepoSummary], bool append, bool has_more)
-    details: Any  # Signal(RepoDetails)
-    verdict: Any  # Signal(str repo_id, str group name, Verdict | str error sentence)
-    recommended: Any  # Signal(list[tuple[Recommendation, RepoDetails | None, Verdict | None]])
-    unreachable: Any  # Signal(str): one line for the banner (no network, DNS, 5xx)
-    failed: Any  # Signal(str): anything else (repo not found, gated, …)
+    results: SignalInstance  # Signal(list[RepoSummary], bool append, bool has_more)
+    details: SignalInstance  # Signal(RepoDetails)
+    verdict: SignalInstance  # Signal(str repo_id, str group name, Verdict | str error sentence)
+    recommended: SignalInstance  # Signal(list[tuple[Recommendation, RepoDetails | None, Verdict | None]])
+    unreachable: SignalInstance  # Signal(str): one line for the banner (no network, DNS, 5xx)
+    failed: SignalInstance  # Signal(str): anything else (repo not found, gated, …)
 
     def search(self, query: str, sort: str = "trending") -> None: ...
 
@@ -172,8 +189,8 @@ class HubLike(Protocol):
         """Repeat the last request that found the Hub unreachable."""
         ...
 
-    account: Any  # Signal(str): the account the saved token belongs to; "" after sign-out
-    account_failed: Any  # Signal(str): a sentence (wrong token, no keyring, Hub unreachable)
+    account: SignalInstance  # Signal(str): the account the saved token belongs to; "" after sign-out
+    account_failed: SignalInstance  # Signal(str): a sentence (wrong token, no keyring, Hub unreachable)
 
     def sign_in(self, token: str) -> None: ...
 
@@ -185,15 +202,15 @@ class HubLike(Protocol):
 class DownloadsLike(Protocol):
     """The download queue (app/services/downloads.py)."""
 
-    changed: Any  # Signal(): rows added, removed or changed state
-    progress: Any  # Signal(DownloadRow): throttled, at most a few per second per download
-    finished: Any  # Signal(str path): a verified model is in the library
-    failed: Any  # Signal(str id, str sentence)
+    changed: SignalInstance  # Signal(): rows added, removed or changed state
+    progress: SignalInstance  # Signal(DownloadRow): throttled, at most a few per second per download
+    finished: SignalInstance  # Signal(str path): a verified model is in the library
+    failed: SignalInstance  # Signal(str id, str sentence)
 
     def rows(self) -> list[DownloadRow]: ...
 
-    def enqueue(self, details: Any, group: Any) -> str:
-        """Queue ``group`` (FileGroup) of ``details`` (RepoDetails); returns the id, or raises
+    def enqueue(self, details: RepoDetails, group: FileGroup) -> str:
+        """Queue ``group`` of ``details``; returns the id, or raises
         HubError with a sentence (unsafe name, disk full before start)."""
         ...
 
@@ -211,8 +228,8 @@ class DownloadsLike(Protocol):
 class LocalModelsLike(Protocol):
     """The models on this computer (app/services/local_models.py)."""
 
-    changed: Any  # Signal(list[LocalRow])
-    busy_changed: Any  # Signal(bool): scanning
+    changed: SignalInstance  # Signal(list[LocalRow])
+    busy_changed: SignalInstance  # Signal(bool): scanning
 
     def rows(self) -> list[LocalRow]: ...
 
@@ -230,18 +247,18 @@ class LocalModelsLike(Protocol):
 
     def verify(self, path: str) -> None: ...
 
-    verified: Any  # Signal(str path, bool ok | None unknown, str sentence)
-    failed: Any  # Signal(str sentence)
+    verified: SignalInstance  # Signal(str path, bool ok | None unknown, str sentence)
+    failed: SignalInstance  # Signal(str sentence)
 
 
 class HardwareLike(Protocol):
     """The hardware report (app/services/hardware.py), for views that only show a summary."""
 
-    report_changed: Any  # Signal(HardwareReport): the machine's, then merged with the runner's
-    failed: Any  # Signal(str): a sentence for the user
+    report_changed: SignalInstance  # Signal(HardwareReport): the machine's, then merged with the runner's
+    failed: SignalInstance  # Signal(str): a sentence for the user
 
     @property
-    def report(self) -> Any: ...  # HardwareReport | None
+    def report(self) -> HardwareReport | None: ...
 
     def refresh(self) -> None:
         """Detect again in the background; the answer comes as ``report_changed``."""
@@ -251,20 +268,20 @@ class HardwareLike(Protocol):
 class TuningLike(Protocol):
     """The offload settings panel's service (app/services/tuning.py's TuningService)."""
 
-    opened: Any  # Signal(TuningContext): the model opened with open() is ready to tune
-    failed: Any  # Signal(str): it could not be opened, or pins not saved: a sentence
-    saved: Any  # Signal(str path): its pins were saved
+    opened: SignalInstance  # Signal(TuningContext): the model opened with open() is ready to tune
+    failed: SignalInstance  # Signal(str): it could not be opened, or pins not saved: a sentence
+    saved: SignalInstance  # Signal(str path): its pins were saved
 
     def open(self, path: str) -> None:
         """Read the model and the machine off the GUI thread; ``opened`` follows."""
         ...
 
-    def plan(self, ctx: Any, pins: Any) -> Any:
-        """The LaunchPlan for ``pins`` (Pins) on ``ctx`` (TuningContext), without the dry run:
+    def plan(self, ctx: TuningContext, pins: Pins) -> LaunchPlan:
+        """The plan for ``pins`` on ``ctx``, without the dry run:
         synchronous, milliseconds."""
         ...
 
-    def save(self, ctx: Any, pins: Any) -> None:
+    def save(self, ctx: TuningContext, pins: Pins) -> None:
         """Keep ``pins`` for this model on this machine (used by its next load)."""
         ...
 
@@ -273,26 +290,26 @@ class RemoteLike(Protocol):
     """The servers the user added (app/services/remote.py's RemoteService). Changes return at
     once (a form problem raises ServerFormError); what the server says comes as signals."""
 
-    changed: Any  # Signal(): the servers or their model lists changed
-    checked: Any  # Signal(str server id, str sentence, bool error): a check's outcome
-    in_use: Any  # Signal(RemoteModel): checked, ready to chat with
-    use_failed: Any  # Signal(RemoteModel, str sentence)
-    failed: Any  # Signal(str sentence): saving the list, the keyring
+    changed: SignalInstance  # Signal(): the servers or their model lists changed
+    checked: SignalInstance  # Signal(str server id, str sentence, bool error): a check's outcome
+    in_use: SignalInstance  # Signal(RemoteModel): checked, ready to chat with
+    use_failed: SignalInstance  # Signal(RemoteModel, str sentence)
+    failed: SignalInstance  # Signal(str sentence): saving the list, the keyring
 
-    def servers(self) -> list[Any]: ...  # list[Server]
+    def servers(self) -> list[Server]: ...
 
-    def server(self, server_id: str) -> Any: ...  # Server | None
+    def server(self, server_id: str) -> Server | None: ...
 
     def note(self, server_id: str) -> tuple[str, bool]: ...
 
     def connection(self, server_id: str) -> tuple[str, str]: ...
 
-    def add(self, name: str, base_url: str, key: str) -> Any: ...  # Server
+    def add(self, name: str, base_url: str, key: str) -> Server: ...
 
-    def edit(self, server_id: str, name: str, base_url: str, key: str | None) -> Any: ...
+    def edit(self, server_id: str, name: str, base_url: str, key: str | None) -> Server: ...
 
     def remove(self, server_id: str) -> None: ...
 
     def refresh(self, server_id: str) -> None: ...
 
-    def use(self, model: Any) -> None: ...  # RemoteModel
+    def use(self, model: RemoteModel) -> None: ...

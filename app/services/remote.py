@@ -53,8 +53,8 @@ class RemoteService(QObject):
 
     changed = Signal()  # the list of servers or one's models changed
     checked = Signal(str, str, bool)  # server id, a sentence, whether it is an error
-    in_use = Signal(object)  # RemoteModel: checked and ready to chat with
-    use_failed = Signal(object, str)  # RemoteModel, a sentence
+    in_use = Signal(RemoteModel)  # checked and ready to chat with
+    use_failed = Signal(RemoteModel, str)  # the model, a sentence
     failed = Signal(str)  # a sentence: the list could not be saved, a keyring problem
 
     def __init__(self, tasks: TaskRunner, servers: ServerList, parent: QObject | None = None, *,

@@ -18,7 +18,12 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signa
 
 from app.remote.share import LOOPBACK, SHARED_KEY, SharedKey, local_url
 from app.runner_client import RunnerClient, RunnerError
-from app.runner_client.command import NO_CONSOLE_WINDOW, RunnerLaunch, build_launch
+from app.runner_client.command import (
+    NO_CONSOLE_WINDOW,
+    RunnerLaunch,
+    RunnerProgram,
+    build_launch,
+)
 from app.runner_client.limits import limit_flags, output_line_bytes
 from app.runner_client.lines import Line, LineBuffer
 from app.services.tasks import TaskRunner
@@ -73,8 +78,8 @@ class RunnerProcess(QObject):
         the settings' ``runner_limits``, passed as the runner's flags; ``sharing``: other apps
         use the model (the settings' ``share_runner``), so the runner is started with the kept
         ``shared_key`` (default: the process's one, app/remote/share.py) rather than a new key
-        per start. Changing :attr:`port`, :attr:`host`, :attr:`limits` or :attr:`sharing`
-        takes effect at the next start."""
+        per start. :meth:`configure` changes them (the Settings dialog's changes) from the next
+        start on."""
         super().__init__(parent)
         self._tasks = tasks
         self.port = port
@@ -103,8 +108,20 @@ class RunnerProcess(QObject):
     def key(self) -> str | None:
         return self._launch.key if self._launch else None
 
+    def configure(self, *, port: int, host: str, limits: Mapping[str, float],
+                  sharing: bool) -> None:
+        """Where the next runner listens, its limits and whether other apps use it (the
+        settings' ``launch_port``, ``launch_host``, ``runner_limits``, ``share_runner``): a
+        runner already started keeps its own until it is started again."""
+        self.port = port
+        self.host = host
+        self.limits = dict(limits)
+        self.sharing = sharing  # the kept key, not a new one per load
+
     def start(self, model: str, flags: list[str] | None = None,
-              program: Sequence[str] | None = None) -> None:
+              program: RunnerProgram | Sequence[str] | None = None) -> None:
+        """Serve ``model`` with ``program`` (the plan's build's: the runtime the app chose;
+        None: the runner with no runtime named)."""
         if self._proc is not None:
             raise RuntimeError("stop the running model first")
         self._generation += 1

@@ -29,7 +29,7 @@ def apply_now(runner: RunnerProcess, restart: Callable[[], bool]) -> bool:
         if not restart():
             log.warning("the model could not be started again after a sharing change")
 
-    def on_state(state: object) -> None:
+    def on_state(state: RunnerState) -> None:
         if state not in (RunnerState.STOPPED, RunnerState.FAILED):
             return
         runner.state_changed.disconnect(on_state)

@@ -25,7 +25,7 @@ from PySide6.QtCore import QObject, Signal
 from app.chat.message import Message
 from app.chat.transcript import Transcript
 from app.library import export
-from app.library.conversations import ConversationStore
+from app.library.conversations import Conversation, ConversationStore
 from app.library.models import ModelLibrary
 from app.storage.atomic import write_atomic
 from app.storage.db import Database, SetAside, StorageError, StoreThread
@@ -141,7 +141,7 @@ class ConversationService(QObject):
     failed = Signal(str)  # a save failed (the chat session reports it)
     read_failed = Signal(str)  # the list or a conversation could not be read (the sidebar)
     listed = Signal(object)  # list[ConversationSummary]: the answer to list_conversations()
-    opened = Signal(object)  # Conversation: the answer to open(), show_branch()
+    opened = Signal(Conversation)  # the answer to open(), show_branch()
     changed = Signal()  # the list's order or contents changed (a new conversation, a reply)
     exported = Signal(str)  # the path of a finished export
 

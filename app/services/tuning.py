@@ -41,7 +41,7 @@ from app.planner.corrections import CorrectionStore, Measurement, model_key
 from app.planner.plan import LaunchPlan
 from app.planner.types import Pins, PlannerError, Wishes
 from app.runner_client.build import RunnerBuild
-from app.runtimes.select import chosen_build
+from app.runtimes.select import RuntimeSelection
 from app.services.storage import StoreService
 from app.services.tasks import TaskRunner
 from app.storage.db import Database
@@ -81,7 +81,10 @@ class TuningService(QObject):
                  wishes: Wishes | None = None,
                  corrections: CorrectionStore | None = None,
                  find_build: Callable[[CancelToken], RunnerBuild] | None = None,
+                 runtime: RuntimeSelection | None = None,
                  parent: QObject | None = None) -> None:
+        """``runtime``: the app's runtime selection, the loader's too (None: one of its own,
+        as the environment asks); ``find_build`` replaces it in tests."""
         super().__init__(parent)
         self._tasks = tasks
         self._store = store
@@ -89,8 +92,11 @@ class TuningService(QObject):
         self._detect = detect
         self.wishes = wishes or Wishes()  # the loader's: the panel plans as the load will
         self._corrections = corrections
-        # Default: the chosen runtime's build, as the loader asks for it.
-        self._find_build = find_build or (lambda token: chosen_build(token, self._machine))
+        # Default: the chosen runtime's build, as the loader asks for it (the same selection,
+        # so the panel plans for the build the next load serves with).
+        selection = runtime if runtime is not None else RuntimeSelection()
+        self._find_build = find_build or (
+            lambda token: selection.chosen_build(token, self._machine))
         self._job: CancelToken | None = None
         self._gui_thread = threading.get_ident()
 

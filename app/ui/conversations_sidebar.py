@@ -6,6 +6,9 @@ with the current search text. Dialogs are injected so tests can answer them. Whe
 conversation) cannot be read, the sidebar says so above the list, where the empty list would
 otherwise suggest there was nothing to read.
 
+The list is a ``QListView`` over ``ConversationListModel`` (app/ui/conversation_list.py): the
+model holds the rows the service answered, the view only shows them and reports clicks and Enter.
+
 A new chat ends the search: clicking New chat clears it at once, and when a chat gets its row
 (its first message is saved: whatever started it, the button, Ctrl+N, the menu) while a search
 is on, the search is cleared too, so the new row is listed and selected, not hidden by a filter
@@ -17,15 +20,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QFileDialog,
     QInputDialog,
     QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
+    QListView,
     QMenu,
     QPushButton,
     QVBoxLayout,
@@ -36,9 +39,10 @@ from app.library.conversations import ConversationSummary
 from app.library.export import file_name
 from app.services.protocols import ConversationsLike
 from app.ui.common import ask, plain_label, set_text_color, text_color
+from app.ui.conversation_list import ConversationListModel, Role
 
 SEARCH_DELAY_MS = 200  # typing pauses this long before the search runs
-ROLE_ID = Qt.ItemDataRole.UserRole
+ROLE_ID = Role.ID
 
 
 AskText = Callable[[QWidget, str, str], str | None]  # (parent, label, current) -> text or None
@@ -68,7 +72,6 @@ class ConversationsSidebar(QWidget):
         super().__init__(parent)
         self._service = service
         self._ask_text, self._ask_path, self._confirm = ask_text, ask_path, confirm
-        self._rows: list[ConversationSummary] = []
         self._current: int | None = None
 
         self.new_btn = QPushButton("New chat")
@@ -87,12 +90,16 @@ class ConversationsSidebar(QWidget):
         self.problem.setAccessibleName("Conversations problem")
         set_text_color(self.problem, text_color(self.problem.palette(), "#d0342c"))
         self.problem.hide()
-        self.list = QListWidget()
+        self.model = ConversationListModel(self)  # the rows the service answered, no other copy
+        self.list = QListView()
+        self.list.setModel(self.model)
         self.list.setAccessibleName("Conversations")
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._menu_at)
-        self.list.itemActivated.connect(self._on_activated)
-        self.list.itemClicked.connect(self._on_activated)
+        self.list.activated.connect(self._on_activated)
+        self.list.clicked.connect(self._on_activated)
         self.list.setUniformItemSizes(True)
         QShortcut(QKeySequence(Qt.Key.Key_F2), self.list, self.rename_selected,
                   context=Qt.ShortcutContext.WidgetShortcut)
@@ -147,11 +154,10 @@ class ConversationsSidebar(QWidget):
         self.refresh()
 
     def rows(self) -> list[ConversationSummary]:
-        return list(self._rows)
+        return self.model.summaries()
 
     def selected_id(self) -> int | None:
-        item = self.list.currentItem()
-        value = item.data(ROLE_ID) if item is not None else None
+        value = self.list.currentIndex().data(ROLE_ID)
         return value if isinstance(value, int) else None
 
     def rename_selected(self) -> None:
@@ -195,7 +201,7 @@ class ConversationsSidebar(QWidget):
         self.new_requested.emit()
 
     def _row(self, conv_id: int | None) -> ConversationSummary | None:
-        return next((r for r in self._rows if r.id == conv_id), None)
+        return self.model.summary(conv_id)
 
     def _on_read_failed(self, sentence: str) -> None:
         self.problem.setText(sentence)
@@ -203,53 +209,31 @@ class ConversationsSidebar(QWidget):
 
     def _on_listed(self, rows: list[ConversationSummary]) -> None:
         self.problem.hide()
-        self._rows = list(rows)
-        self.list.blockSignals(True)
-        self.list.clear()
-        pinned = [r for r in rows if r.pinned]
-        for label, group in (("Pinned", pinned), ("Recent" if pinned else "", rows[len(pinned):])):
-            if label and group:
-                header = QListWidgetItem(label)
-                header.setFlags(Qt.ItemFlag.NoItemFlags)  # a heading, not a conversation
-                font = header.font()
-                font.setBold(True)
-                header.setFont(font)
-                self.list.addItem(header)
-            for r in group:
-                # Plain text: a title is the user's first message, shown as typed.
-                item = QListWidgetItem(r.title or "Untitled")
-                item.setData(ROLE_ID, r.id)
-                item.setToolTip(f"{r.message_count} messages")
-                self.list.addItem(item)
-        if not rows:
-            empty = QListWidgetItem("No matches." if self.search.text().strip()
-                                    else "No conversations yet.")
-            empty.setFlags(Qt.ItemFlag.NoItemFlags)
-            self.list.addItem(empty)
+        self.model.set_rows(rows, "No matches." if self.search.text().strip()
+                            else "No conversations yet.")
         self._select_current()
-        self.list.blockSignals(False)
 
     def _select_current(self) -> None:
-        for i in range(self.list.count()):
-            item = self.list.item(i)
-            if item.data(ROLE_ID) == self._current and self._current is not None:
-                self.list.setCurrentItem(item)
-                return
-        self.list.setCurrentRow(-1)  # no current row either: F2 and Delete act on nothing
-        self.list.clearSelection()
+        index = self.model.index_of(self._current) if self._current is not None \
+            else QModelIndex()
+        # An invalid index leaves no current row either: F2 and Delete act on nothing.
+        self.list.setCurrentIndex(index)
+        if not index.isValid():
+            self.list.clearSelection()
 
-    def _on_activated(self, item: QListWidgetItem) -> None:
-        conv_id = item.data(ROLE_ID)
+    def _on_activated(self, index: QModelIndex) -> None:
+        conv_id = index.data(ROLE_ID)
         if isinstance(conv_id, int) and conv_id != self._current:
             self._current = conv_id
             self.open_requested.emit(conv_id)
 
     def _menu_at(self, pos: QPoint) -> None:
-        item = self.list.itemAt(pos)
-        if item is None or not isinstance(item.data(ROLE_ID), int):
+        index = self.list.indexAt(pos)
+        conv_id = index.data(ROLE_ID)
+        if not isinstance(conv_id, int):
             return
-        self.list.setCurrentItem(item)
-        row = self._row(item.data(ROLE_ID))
+        self.list.setCurrentIndex(index)
+        row = self._row(conv_id)
         menu = QMenu(self)
         menu.addAction("Rename…", self.rename_selected)
         menu.addAction("Unpin" if row and row.pinned else "Pin to top", self.toggle_pin_selected)

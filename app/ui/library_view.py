@@ -75,6 +75,28 @@ def _choose_folder(parent: QWidget) -> str:
     return QFileDialog.getExistingDirectory(parent, "Add a folder of GGUF models")
 
 
+def _models_table() -> QTableWidget:
+    """The table of models: whole rows selected, read-only, sortable by clicking a header."""
+    table = QTableWidget(0, len(COLUMNS))
+    table.setObjectName("models")
+    table.setHorizontalHeaderLabels(list(COLUMNS))
+    table.verticalHeader().hide()
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setAlternatingRowColors(True)
+    table.setWordWrap(False)
+    table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    h = table.horizontalHeader()
+    # The service's order until the user clicks a column (Qt would sort at once otherwise).
+    h.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+    table.setSortingEnabled(True)
+    h.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    h.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+    h.setSectionResizeMode(COLUMNS.index("On this computer"), QHeaderView.ResizeMode.Stretch)
+    return table
+
+
 class LibraryView(QWidget):
     """The models on this computer, with what can be done to each."""
 
@@ -95,53 +117,10 @@ class LibraryView(QWidget):
         self._confirm = confirm or ask
         self._rows: list[LocalRow] = []
 
-        heading = heading_label("Models on this computer")
-        self.busy = QProgressBar()
-        self.busy.setRange(0, 0)
-        self.busy.setMaximumWidth(120)
-        self.busy.setMaximumHeight(12)
-        self.busy.setTextVisible(False)
-        self.busy_label = plain_label("Scanning for models…", muted=True, wrap=False)
-        self.add_btn = QPushButton("Add folder…")
-        self.add_btn.setToolTip("Also list the GGUF models in a folder of your choice")
-        self.add_btn.clicked.connect(self.add_folder)
-        self.folder_btn = QPushButton("Download folder…")
-        self.folder_btn.setToolTip("Where Hearth downloads models to (the only folder Hearth "
-                                   "ever deletes from)")
-        self.folder_btn.clicked.connect(self.change_models_dir)
-        self.rescan_btn = QPushButton("Rescan")
-        self.rescan_btn.setToolTip("Look for models again (in every known place)")
-        self.rescan_btn.clicked.connect(self._models.rescan)
-        header = QHBoxLayout()
-        header.addWidget(heading)
-        header.addStretch(1)
-        header.addWidget(self.busy_label)
-        header.addWidget(self.busy)
-        header.addWidget(self.folder_btn)
-        header.addWidget(self.add_btn)
-        header.addWidget(self.rescan_btn)
-        self._set_busy(False)
-
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("models")
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.verticalHeader().hide()
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setAlternatingRowColors(True)
-        self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        h = self.table.horizontalHeader()
-        # The service's order until the user clicks a column (Qt would sort at once otherwise).
-        h.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self.table.setSortingEnabled(True)
-        h.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        h.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        h.setSectionResizeMode(COLUMNS.index("On this computer"), QHeaderView.ResizeMode.Stretch)
+        header = self._header()
+        self.table = _models_table()
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.itemDoubleClicked.connect(lambda _item: self.use_selected())
-
         self.empty = plain_label("No models found on this computer yet. Find one in the Discover "
                                  "tab, or press “Add folder…” to list GGUF files you already "
                                  "have.", muted=True, selectable=False)
@@ -150,29 +129,12 @@ class LibraryView(QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self.table)
-
         self.detail = plain_label(muted=True)  # the selected model's path or why it is broken
         self.detail.setObjectName("detail")
         self.message = plain_label()
         self.message.setObjectName("message")
         self.message.hide()
-
-        self.use_btn = QPushButton("Use in chat")
-        self.use_btn.clicked.connect(self.use_selected)
-        self.folder_btn = QPushButton("Show in folder")
-        self.folder_btn.clicked.connect(self.show_in_folder)
-        self.verify_btn = QPushButton("Verify")
-        self.verify_btn.setToolTip("Check the file against the checksum it was downloaded with")
-        self.verify_btn.clicked.connect(self.verify_selected)
-        self.delete_btn = QPushButton("Delete")
-        self.delete_btn.clicked.connect(self.delete_selected)
-        self.action_bar = QWidget()
-        buttons = QHBoxLayout(self.action_bar)
-        buttons.setContentsMargins(0, 0, 0, 0)
-        for b in (self.use_btn, self.folder_btn, self.verify_btn):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        buttons.addWidget(self.delete_btn)
+        self.action_bar = self._action_bar()
 
         layout = QVBoxLayout(self)
         layout.addLayout(header)
@@ -186,6 +148,54 @@ class LibraryView(QWidget):
         models.verified.connect(self._on_verified)
         models.failed.connect(self._on_failed)  # bound: disconnected when the view is gone
         self.set_rows(models.rows())
+
+    def _header(self) -> QHBoxLayout:
+        """The title, the scan's progress, and the buttons about where models are."""
+        heading = heading_label("Models on this computer")
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setMaximumWidth(120)
+        self.busy.setMaximumHeight(12)
+        self.busy.setTextVisible(False)
+        self.busy_label = plain_label("Scanning for models…", muted=True, wrap=False)
+        self.add_btn = QPushButton("Add folder…")
+        self.add_btn.setToolTip("Also list the GGUF models in a folder of your choice")
+        self.add_btn.clicked.connect(self.add_folder)
+        self.models_dir_btn = QPushButton("Download folder…")
+        self.models_dir_btn.setToolTip("Where Hearth downloads models to (the only folder Hearth "
+                                       "ever deletes from)")
+        self.models_dir_btn.clicked.connect(self.change_models_dir)
+        self.rescan_btn = QPushButton("Rescan")
+        self.rescan_btn.setToolTip("Look for models again (in every known place)")
+        self.rescan_btn.clicked.connect(self._models.rescan)
+        header = QHBoxLayout()
+        header.addWidget(heading)
+        header.addStretch(1)
+        for w in (self.busy_label, self.busy, self.models_dir_btn, self.add_btn,
+                  self.rescan_btn):
+            header.addWidget(w)
+        self._set_busy(False)
+        return header
+
+    def _action_bar(self) -> QWidget:
+        """What can be done to the selected model; Delete apart, at the right."""
+        self.use_btn = QPushButton("Use in chat")
+        self.use_btn.clicked.connect(self.use_selected)
+        self.folder_btn = QPushButton("Show in folder")
+        self.folder_btn.clicked.connect(self.show_in_folder)
+        self.verify_btn = QPushButton("Verify")
+        self.verify_btn.setToolTip("Check the file against the checksum it was downloaded with")
+        self.verify_btn.clicked.connect(self.verify_selected)
+        self.delete_btn = QPushButton("Delete")
+        self.delete_btn.clicked.connect(self.delete_selected)
+        bar = QWidget()
+        buttons = QHBoxLayout(bar)
+        buttons.setContentsMargins(0, 0, 0, 0)
+        for b in (self.use_btn, self.folder_btn, self.verify_btn):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        buttons.addWidget(self.delete_btn)
+        return bar
 
     # ---- public ----------------------------------------------------------------------------------
 

@@ -7,42 +7,34 @@ milliseconds, so dragging the GPU-layers slider redraws the bars at once. A sett
 fit turns red with the planner's reason before anything is loaded; Apply saves the pins and asks
 the window (``apply_requested``) to reload the model with them, and the dry run confirms them
 then, as for every load. After the load, :meth:`OffloadPanel.show_measured` puts what llama.cpp
-allocated beside the prediction.
+allocated beside the prediction. Each setting's row (its control, automatic or pinned, and its
+reset button) is app/ui/offload_fields.py's.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFrame,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QPushButton,
     QScrollArea,
-    QSlider,
-    QSpinBox,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.loading.text import summary
 from app.loading.tuning import (
-    CACHE_TYPES,
-    FLASH_ATTN,
-    FieldState,
     Measured,
     TuningContext,
     blamed_fields,
@@ -58,233 +50,7 @@ from app.services.protocols import TuningLike
 from app.services.tuning import MeasuredContext
 from app.ui.common import heading_label, plain_label, set_text_color, text_color
 from app.ui.memory_bar import RED, MemoryBar, MemoryLegend
-
-LABELS = {
-    "n_gpu_layers": "GPU layers",
-    "n_ctx": "Context (tokens)",
-    "n_batch": "Batch",
-    "n_ubatch": "Micro-batch",
-    "n_threads": "Threads (generation)",
-    "n_threads_batch": "Threads (prompt)",
-    "flash_attn": "Flash attention",
-    "cache_type_k": "KV cache type, K",
-    "cache_type_v": "KV cache type, V",
-    "mmap": "Memory-map the file",
-    "mlock": "Lock in RAM",
-    "tensor_split": "GPUs and split",
-    "n_cpu_moe": "Experts on the CPU",
-}
-TIPS = {
-    "n_gpu_layers": "Layers on the GPUs (the output layer counts as one): more is faster, and "
-                    "takes GPU memory.",
-    "n_ctx": "How many tokens the model keeps in mind; the KV cache grows with it.",
-    "n_batch": "Prompt tokens handed to llama.cpp at once.",
-    "n_ubatch": "Tokens computed at once; the compute buffers grow with it.",
-    "n_threads": "CPU threads while generating.",
-    "n_threads_batch": "CPU threads while reading the prompt.",
-    "flash_attn": "Smaller compute buffers; needed for a quantized V cache.",
-    "cache_type_k": "q8_0 halves the K cache at a small cost in quality.",
-    "cache_type_v": "q8_0 halves the V cache; needs flash attention.",
-    "mmap": "Read the weights from the file as needed instead of copying them into RAM.",
-    "mlock": "Keep the weights in RAM so the system never swaps them out.",
-    "tensor_split": "Which GPUs hold layers, and in what proportion.",
-    "n_cpu_moe": "The expert tensors of the first N layers stay in system RAM.",
-}
-MAX_BATCH = 16384
-
-
-class _Field:
-    """One setting's row: a control, whether it is automatic or pinned, and its reset button.
-
-    ``on_pin(value)`` runs when the user changes the control; the panel sets values through
-    :meth:`show` with the control's signals blocked, so only the user's changes pin.
-    """
-
-    def __init__(self, name: str, control: QWidget, on_pin: Callable[[Any], None],
-                 on_reset: Callable[[], None]) -> None:
-        self.name = name
-        self.control = control
-        self.on_pin = on_pin
-        self.label = plain_label(LABELS[name], wrap=False, selectable=False)
-        self.label.setToolTip(TIPS[name])
-        self.state = plain_label(wrap=False, selectable=False)
-        self.reset = QToolButton()
-        self.reset.setText("↺")
-        self.reset.setToolTip("Reset to automatic")
-        self.reset.setAccessibleName(f"Reset {LABELS[name]} to automatic")
-        self.reset.clicked.connect(lambda _checked=False: on_reset())
-        control.setAccessibleName(LABELS[name])
-        control.setToolTip(TIPS[name])
-
-    def widgets(self) -> list[QWidget]:
-        return [self.label, self.control, self.state, self.reset]
-
-    def show(self, state: FieldState, blamed: bool) -> None:
-        self.control.blockSignals(True)
-        try:
-            self.set_value(state.value)
-        finally:
-            self.control.blockSignals(False)
-        self.state.setText("pinned" if state.pinned else "automatic")
-        font = self.state.font()
-        font.setBold(state.pinned)
-        self.state.setFont(font)
-        self.reset.setEnabled(state.pinned)
-        red = text_color(self.label.palette(), RED) if blamed else None
-        set_text_color(self.label, red)
-        set_text_color(self.state, red)
-        if blamed:
-            self.state.setText("pinned: does not fit")
-
-    def set_value(self, value: Any) -> None:
-        raise NotImplementedError
-
-
-class _SpinField(_Field):
-    def __init__(self, name: str, lo: int, hi: int, step: int, on_pin: Callable[[Any], None],
-                 on_reset: Callable[[], None]) -> None:
-        self.spin = QSpinBox()
-        self.spin.setRange(lo, hi)
-        self.spin.setSingleStep(step)
-        # Typing "8192" must not pin 8, 81 and 819 on the way: pin when the edit is done.
-        self.spin.setKeyboardTracking(False)
-        super().__init__(name, self.spin, on_pin, on_reset)
-        self.spin.valueChanged.connect(lambda v: self.on_pin(int(v)))
-
-    def set_value(self, value: Any) -> None:
-        if int(value) > self.spin.maximum():
-            self.spin.setMaximum(int(value))
-        self.spin.setValue(int(value))
-
-
-class _SliderField(_Field):
-    def __init__(self, name: str, top: int, on_pin: Callable[[Any], None],
-                 on_reset: Callable[[], None]) -> None:
-        box = QWidget()
-        row = QHBoxLayout(box)
-        row.setContentsMargins(0, 0, 0, 0)
-        self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.slider.setRange(0, top)
-        self.slider.setPageStep(max(1, top // 8))
-        self.top = top
-        self.value_label = plain_label(wrap=False, selectable=False)
-        self.value_label.setMinimumWidth(self.value_label.fontMetrics().horizontalAdvance(
-            f"{top} of {top}") + 4)
-        row.addWidget(self.slider, 1)
-        row.addWidget(self.value_label)
-        super().__init__(name, box, on_pin, on_reset)
-        self.slider.setAccessibleName(LABELS[name])
-        self.slider.valueChanged.connect(self._moved)
-
-    def _moved(self, v: int) -> None:
-        self.value_label.setText(f"{v} of {self.top}")
-        self.on_pin(int(v))
-
-    def show(self, state: FieldState, blamed: bool) -> None:
-        self.slider.blockSignals(True)
-        try:
-            super().show(state, blamed)
-        finally:
-            self.slider.blockSignals(False)
-
-    def set_value(self, value: Any) -> None:
-        v = min(max(int(value), 0), self.top)
-        self.slider.setValue(v)
-        self.value_label.setText(f"{v} of {self.top}")
-
-
-class _ComboField(_Field):
-    def __init__(self, name: str, choices: Sequence[str], on_pin: Callable[[Any], None],
-                 on_reset: Callable[[], None]) -> None:
-        self.combo = QComboBox()
-        self.combo.addItems(list(choices))
-        super().__init__(name, self.combo, on_pin, on_reset)
-        self.combo.currentTextChanged.connect(lambda t: self.on_pin(str(t)))
-
-    def set_value(self, value: Any) -> None:
-        if self.combo.findText(str(value)) < 0:
-            self.combo.addItem(str(value))
-        self.combo.setCurrentText(str(value))
-
-
-class _CheckField(_Field):
-    def __init__(self, name: str, on_pin: Callable[[Any], None],
-                 on_reset: Callable[[], None]) -> None:
-        self.check = QCheckBox()
-        super().__init__(name, self.check, on_pin, on_reset)
-        self.check.toggled.connect(lambda on: self.on_pin(bool(on)))
-
-    def set_value(self, value: Any) -> None:
-        self.check.setChecked(bool(value))
-
-
-class _SplitField(_Field):
-    """A check box per GPU (use it or not) and its share of the layers."""
-
-    def __init__(self, name: str, gpus: Sequence[str], on_pin: Callable[[Any], None],
-                 on_reset: Callable[[], None]) -> None:
-        box = QWidget()
-        col = QVBoxLayout(box)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.setSpacing(2)
-        self.checks: list[QCheckBox] = []
-        self.shares: list[QDoubleSpinBox] = []
-        for i, gpu in enumerate(gpus):
-            row = QHBoxLayout()
-            check = QCheckBox(f"GPU {i}: {gpu}")  # a hardware name, shown as plain text
-            share = QDoubleSpinBox()
-            share.setRange(0.0, 1000.0)
-            share.setDecimals(1)
-            share.setKeyboardTracking(False)
-            share.setAccessibleName(f"Share of GPU {i}")
-            check.setAccessibleName(f"Use GPU {i}")
-            row.addWidget(check, 1)
-            row.addWidget(share)
-            col.addLayout(row)
-            self.checks.append(check)
-            self.shares.append(share)
-            check.toggled.connect(lambda on, i=i: self._toggled(i, on))
-            share.valueChanged.connect(lambda _v: self._changed())
-        super().__init__(name, box, on_pin, on_reset)
-
-    def _split(self) -> tuple[float, ...]:
-        return tuple(s.value() if c.isChecked() else 0.0
-                     for c, s in zip(self.checks, self.shares, strict=True))
-
-    def _toggled(self, i: int, on: bool) -> None:
-        if not on and not any(c.isChecked() for c in self.checks):
-            # At least one GPU: no GPU at all is "GPU layers: 0".
-            self._quiet(lambda: self.checks[i].setChecked(True))
-            return
-        if on and self.shares[i].value() == 0:
-            self._quiet(lambda: self.shares[i].setValue(1.0))
-        self._changed()
-
-    def _changed(self) -> None:
-        split = self._split()
-        if sum(split) > 0:
-            self.on_pin(split)
-
-    def _quiet(self, fn: Callable[[], None]) -> None:
-        for w in (*self.checks, *self.shares):
-            w.blockSignals(True)
-        try:
-            fn()
-        finally:
-            for w in (*self.checks, *self.shares):
-                w.blockSignals(False)
-
-    def set_value(self, value: Any) -> None:
-        values = list(value or ())
-        values += [1.0] * (len(self.shares) - len(values))
-        any_used = any(v > 0 for v in values)
-
-        def apply() -> None:
-            for c, s, v in zip(self.checks, self.shares, values, strict=False):
-                c.setChecked(v > 0 or not any_used)
-                s.setValue(float(v))
-
-        self._quiet(apply)
+from app.ui.offload_fields import Field, make_field
 
 
 class _FittingScroll(QScrollArea):
@@ -325,62 +91,17 @@ class OffloadPanel(QWidget):
         self.last_recompute_ms = 0.0
         self._path = ""  # the model being opened or shown
         self._measured: dict[str, Measured] = {}
-        self._fields: dict[str, _Field] = {}
+        self._fields: dict[str, Field] = {}
         self._bars: list[MemoryBar] = []
 
         self.title = heading_label("Offload settings", wrap=True)  # a long file name wraps
         self.status = plain_label("Choose a model to see how it will be loaded.", muted=True)
         self.status.setAccessibleName("Offload status")
-
-        self.settings_box = QGroupBox("Settings")
-        self.grid = QGridLayout(self.settings_box)
-        self.grid.setColumnStretch(1, 1)
-        self.reset_all_btn = QPushButton("Reset all to automatic")
-        self.reset_all_btn.clicked.connect(self.reset_all)
-        self.apply_btn = QPushButton("Apply and reload")
-        self.apply_btn.setAccessibleName("Apply and reload")
-        self.apply_btn.setDefault(True)
-        self.apply_btn.clicked.connect(self.apply)
-
-        self.bars_box = QVBoxLayout()
-        self.bars_box.setSpacing(6)
-        self.not_fit = plain_label()
-        set_text_color(self.not_fit, text_color(self.not_fit.palette(), RED))
-        self.not_fit.hide()
-        self.reasons = plain_label()
-        self.summary = plain_label()
-        bold = self.summary.font()
-        bold.setBold(True)
-        self.summary.setFont(bold)
-
-        memory = QGroupBox("Memory, predicted before loading")
-        mem_col = QVBoxLayout(memory)
-        mem_col.addWidget(self.summary)
-        mem_col.addLayout(self.bars_box)
-        mem_col.addWidget(MemoryLegend())
-        mem_col.addWidget(self.not_fit)
-        why = self.why_box = QGroupBox("Why these settings")
-        why_col = QVBoxLayout(why)
-        why_col.addWidget(self.reasons)
-
-        left = QVBoxLayout()
-        left.addWidget(self.settings_box)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.reset_all_btn)
-        buttons.addStretch(1)
-        buttons.addWidget(self.apply_btn)
-        left.addLayout(buttons)
-        left.addStretch(1)
-        right = QVBoxLayout()
-        right.addWidget(memory)
-        right.addWidget(why)
-        right.addStretch(1)
-
         body = QWidget()
         cols = QHBoxLayout(body)
         cols.setContentsMargins(0, 0, 0, 0)
-        cols.addLayout(left, 5)
-        cols.addLayout(right, 6)
+        cols.addLayout(self._settings_column(), 5)
+        cols.addLayout(self._memory_column(), 6)
         scroll = self.body_scroll = _FittingScroll()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -401,6 +122,55 @@ class OffloadPanel(QWidget):
         tuning.opened.connect(self._on_opened)
         tuning.failed.connect(self._on_failed)
         tuning.saved.connect(self._on_saved)
+
+    def _settings_column(self) -> QVBoxLayout:
+        """The settings' grid (filled when a model is open), Reset all and Apply."""
+        self.settings_box = QGroupBox("Settings")
+        self.grid = QGridLayout(self.settings_box)
+        self.grid.setColumnStretch(1, 1)
+        self.reset_all_btn = QPushButton("Reset all to automatic")
+        self.reset_all_btn.clicked.connect(self.reset_all)
+        self.apply_btn = QPushButton("Apply and reload")
+        self.apply_btn.setAccessibleName("Apply and reload")
+        self.apply_btn.setDefault(True)
+        self.apply_btn.clicked.connect(self.apply)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.reset_all_btn)
+        buttons.addStretch(1)
+        buttons.addWidget(self.apply_btn)
+        left = QVBoxLayout()
+        left.addWidget(self.settings_box)
+        left.addLayout(buttons)
+        left.addStretch(1)
+        return left
+
+    def _memory_column(self) -> QVBoxLayout:
+        """The plan's summary, a bar per device, why it does not fit, and the planner's
+        other reasons."""
+        self.bars_box = QVBoxLayout()
+        self.bars_box.setSpacing(6)
+        self.not_fit = plain_label()
+        set_text_color(self.not_fit, text_color(self.not_fit.palette(), RED))
+        self.not_fit.hide()
+        self.summary = plain_label()
+        bold = self.summary.font()
+        bold.setBold(True)
+        self.summary.setFont(bold)
+        memory = QGroupBox("Memory, predicted before loading")
+        mem_col = QVBoxLayout(memory)
+        mem_col.addWidget(self.summary)
+        mem_col.addLayout(self.bars_box)
+        mem_col.addWidget(MemoryLegend())
+        mem_col.addWidget(self.not_fit)
+        self.reasons = plain_label()
+        self.why_box = QGroupBox("Why these settings")
+        why_col = QVBoxLayout(self.why_box)
+        why_col.addWidget(self.reasons)
+        right = QVBoxLayout()
+        right.addWidget(memory)
+        right.addWidget(self.why_box)
+        right.addStretch(1)
+        return right
 
     # ---- public ------------------------------------------------------------------------------
 
@@ -525,9 +295,6 @@ class OffloadPanel(QWidget):
                 self.grid.removeWidget(w)
                 w.deleteLater()
         self._fields = {}
-        model, cpu = ctx.model, ctx.hardware.cpu
-        train = model.n_ctx_train or 4096
-        threads = max(1, cpu.logical_cores or cpu.physical_cores or 1)
         for row, name in enumerate(ctx.fields):
             def pin(value: Any, name: str = name) -> None:
                 self.set_pin(name, value)
@@ -535,25 +302,7 @@ class OffloadPanel(QWidget):
             def reset(name: str = name) -> None:
                 self.reset_field(name)
 
-            f: _Field
-            if name == "n_gpu_layers":
-                f = _SliderField(name, model.n_layer + 1, pin, reset)
-            elif name == "n_ctx":
-                f = _SpinField(name, 256, max(train, 4096) * 4, 1024, pin, reset)
-            elif name in ("n_batch", "n_ubatch"):
-                f = _SpinField(name, 32, MAX_BATCH, 128, pin, reset)
-            elif name in ("n_threads", "n_threads_batch"):
-                f = _SpinField(name, 1, threads, 1, pin, reset)
-            elif name == "n_cpu_moe":
-                f = _SpinField(name, 0, model.n_layer, 1, pin, reset)
-            elif name == "flash_attn":
-                f = _ComboField(name, FLASH_ATTN, pin, reset)
-            elif name in ("cache_type_k", "cache_type_v"):
-                f = _ComboField(name, CACHE_TYPES, pin, reset)
-            elif name == "tensor_split":
-                f = _SplitField(name, ctx.gpu_names, pin, reset)
-            else:
-                f = _CheckField(name, pin, reset)
+            f = make_field(name, ctx, pin, reset)
             for col, w in enumerate(f.widgets()):
                 align = Qt.AlignmentFlag.AlignTop if name == "tensor_split" else \
                     Qt.AlignmentFlag.AlignVCenter
@@ -575,7 +324,7 @@ class OffloadPanel(QWidget):
             widget.set_bar(bar, self._measured.get(bar.llama_name), gpus=gpus)
 
     # For tests and the screenshot script: the row of one setting.
-    def field(self, name: str) -> _Field | None:
+    def field(self, name: str) -> Field | None:
         return self._fields.get(name)
 
     @property

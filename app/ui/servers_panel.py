@@ -1,10 +1,11 @@
 """Settings → Servers: the OpenAI-compatible servers whose models the picker offers.
 
 A list of the servers the user added, with Add, Edit, Remove and Refresh; the form to add or edit
-one sits under the list (name, address, API key). Every change goes to the remote service
-(app/services/remote.py), which saves the list, keeps the key (app/storage/secrets.py) and checks the
-server off the GUI thread; its answers (how many models, or what went wrong) appear under the
-list. Names, addresses and the servers' own error texts are plain text, never markup.
+one sits under the list (name, address, API key: :class:`ServerForm`, which only collects the
+fields). Every change goes to the remote service (app/services/remote.py), which saves the list,
+keeps the key (app/storage/secrets.py) and checks the server off the GUI thread; its answers (how
+many models, or what went wrong) appear under the list. Names, addresses and the servers' own
+error texts are plain text, never markup.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -37,6 +38,86 @@ INTRO = ("Servers that speak the OpenAI API: another computer running Hearth, ll
          "with one of its models.")
 
 
+class ServerForm(QWidget):
+    """The form that adds or edits one server: name, address and API key, with the service's
+    objection under them. It only collects the fields; the panel hands them to the service."""
+
+    submitted = Signal()  # Save pressed, or Enter in a field
+    cancelled = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name_edit = QLineEdit()
+        self.name_edit.setAccessibleName("Server name")
+        self.name_edit.setPlaceholderText("Office PC")
+        self.url_edit = QLineEdit()
+        self.url_edit.setAccessibleName("Server address")
+        self.url_edit.setPlaceholderText("http://192.168.1.20:8080/v1")
+        self.key_edit = QLineEdit()
+        self.key_edit.setAccessibleName("API key")
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.form_error = plain_label(wrap=True)
+        self.form_error.setObjectName("form_error")
+        set_text_color(self.form_error, text_color(self.palette(), _ERROR_HUE))
+        self.form_error.hide()
+        self.save_btn = QPushButton("Add and connect")
+        self.save_btn.setDefault(True)
+        self.save_btn.clicked.connect(self.submitted)
+        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn.setAutoDefault(False)
+        self.cancel_btn.clicked.connect(self.cancelled)
+        for edit in (self.name_edit, self.url_edit, self.key_edit):
+            edit.returnPressed.connect(self.submitted)
+        self.form_title = plain_label(selectable=False)
+        font = self.form_title.font()
+        font.setBold(True)
+        self.form_title.setFont(font)
+        form_buttons = QHBoxLayout()
+        form_buttons.addStretch(1)
+        form_buttons.addWidget(self.cancel_btn)
+        form_buttons.addWidget(self.save_btn)
+        form = QFormLayout(self)
+        form.setContentsMargins(0, 8, 0, 0)
+        form.addRow(self.form_title)
+        form.addRow("Name:", self.name_edit)
+        form.addRow("Address:", self.url_edit)
+        form.addRow("API key:", self.key_edit)
+        form.addRow(plain_label("Kept in the system keyring, or where there is none in a file "
+                                "only your account can read. Leave it empty for a server that "
+                                "needs none.", muted=True, selectable=False))
+        form.addRow(self.form_error)
+        form.addRow(form_buttons)
+
+    def fields(self) -> tuple[str, str, str]:
+        """Name, address and key as typed."""
+        return self.name_edit.text(), self.url_edit.text(), self.key_edit.text()
+
+    def open_for(self, server: Server | None) -> None:
+        """Show the form filled for ``server`` (None: a new one); the key field stays empty."""
+        self.name_edit.setText(server.name if server else "")
+        self.url_edit.setText(server.base_url if server else "")
+        self.key_edit.clear()
+        self.key_edit.setPlaceholderText(
+            "Unchanged (kept); type to replace" if server and server.has_key
+            else "None")
+        self.save_btn.setText("Save and connect" if server else "Add and connect")
+        self.form_title.setText(f"Edit “{server.name}”" if server else "Add a server")
+        self.form_error.hide()
+        self.show()
+        self.name_edit.setFocus()
+
+    def refuse(self, sentence: str) -> None:
+        """Say under the fields why the service did not take them."""
+        self.form_error.setText(sentence)
+        self.form_error.show()
+
+    def dismiss(self) -> None:
+        """Hide the form, the key cleared: a key is never left in a widget."""
+        self.key_edit.clear()
+        self.hide()
+        self.form_error.hide()
+
+
 class ServersPanel(QWidget):
     """The servers list and its form, on the remote service."""
 
@@ -50,6 +131,32 @@ class ServersPanel(QWidget):
         self._editing: str | None = None  # the server the form edits; None: a new one
 
         self.intro = plain_label(INTRO, wrap=True, muted=True, selectable=False)
+        top = self._build_list()
+        self.status = plain_label(wrap=True)
+        self.status.setObjectName("server_status")
+        self.form = ServerForm()
+        self.form.submitted.connect(self.save_form)
+        self.form.cancelled.connect(self.close_form)
+        self.form.hide()
+        # The form's fields, reachable from the panel too (tests, the screenshot script).
+        self.name_edit, self.url_edit = self.form.name_edit, self.form.url_edit
+        self.key_edit, self.form_error = self.form.key_edit, self.form.form_error
+        self.save_btn, self.cancel_btn = self.form.save_btn, self.form.cancel_btn
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.intro)
+        layout.addLayout(top)
+        layout.addWidget(self.status)
+        layout.addWidget(self.form)
+
+        # Bound methods: Qt disconnects them when the panel goes; the service stays.
+        remote.changed.connect(self._fill)
+        remote.checked.connect(self._on_checked)
+        self._fill()
+
+    def _build_list(self) -> QHBoxLayout:
+        """The list of servers with its buttons at the right."""
         self.list = QListWidget()
         self.list.setAccessibleName("Servers")
         self.list.setMinimumHeight(110)
@@ -75,64 +182,7 @@ class ServersPanel(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.list, 1)
         top.addLayout(buttons)
-        self.status = plain_label(wrap=True)
-        self.status.setObjectName("server_status")
-
-        # --- the form ---
-        self.form = QWidget()
-        self.name_edit = QLineEdit()
-        self.name_edit.setAccessibleName("Server name")
-        self.name_edit.setPlaceholderText("Office PC")
-        self.url_edit = QLineEdit()
-        self.url_edit.setAccessibleName("Server address")
-        self.url_edit.setPlaceholderText("http://192.168.1.20:8080/v1")
-        self.key_edit = QLineEdit()
-        self.key_edit.setAccessibleName("API key")
-        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.form_error = plain_label(wrap=True)
-        self.form_error.setObjectName("form_error")
-        set_text_color(self.form_error, text_color(self.palette(), _ERROR_HUE))
-        self.form_error.hide()
-        self.save_btn = QPushButton("Add and connect")
-        self.save_btn.setDefault(True)
-        self.save_btn.clicked.connect(self.save_form)
-        self.cancel_btn = QPushButton("Cancel")
-        self.cancel_btn.setAutoDefault(False)
-        self.cancel_btn.clicked.connect(self.close_form)
-        for edit in (self.name_edit, self.url_edit, self.key_edit):
-            edit.returnPressed.connect(self.save_form)
-        self.form_title = plain_label(selectable=False)
-        font = self.form_title.font()
-        font.setBold(True)
-        self.form_title.setFont(font)
-        form_buttons = QHBoxLayout()
-        form_buttons.addStretch(1)
-        form_buttons.addWidget(self.cancel_btn)
-        form_buttons.addWidget(self.save_btn)
-        form = QFormLayout(self.form)
-        form.setContentsMargins(0, 8, 0, 0)
-        form.addRow(self.form_title)
-        form.addRow("Name:", self.name_edit)
-        form.addRow("Address:", self.url_edit)
-        form.addRow("API key:", self.key_edit)
-        form.addRow(plain_label("Kept in the system keyring, or where there is none in a file "
-                                "only your account can read. Leave it empty for a server that "
-                                "needs none.", muted=True, selectable=False))
-        form.addRow(self.form_error)
-        form.addRow(form_buttons)
-        self.form.hide()
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.intro)
-        layout.addLayout(top)
-        layout.addWidget(self.status)
-        layout.addWidget(self.form)
-
-        # Bound methods: Qt disconnects them when the panel goes; the service stays.
-        remote.changed.connect(self._fill)
-        remote.checked.connect(self._on_checked)
-        self._fill()
+        return top
 
     # ---- actions ---------------------------------------------------------------------------
 
@@ -167,19 +217,17 @@ class ServersPanel(QWidget):
             self._remote.refresh(sid)
 
     def save_form(self) -> None:
-        name, url, key = self.name_edit.text(), self.url_edit.text(), self.key_edit.text()
+        name, url, key = self.form.fields()
         try:
             if self._editing is None:
                 server = self._remote.add(name, url, key)
             else:  # an empty key field keeps the saved key
                 server = self._remote.edit(self._editing, name, url, key or None)
         except ServerFormError as exc:
-            self.form_error.setText(str(exc))
-            self.form_error.show()
+            self.form.refuse(str(exc))
             return
         except ValueError as exc:  # the server was removed meanwhile
-            self.form_error.setText(str(exc))
-            self.form_error.show()
+            self.form.refuse(str(exc))
             return
         self.close_form()
         self._select(server.id)
@@ -187,9 +235,7 @@ class ServersPanel(QWidget):
 
     def close_form(self) -> None:
         self._editing = None
-        self.key_edit.clear()  # a key is never left in a widget
-        self.form.hide()
-        self.form_error.hide()
+        self.form.dismiss()
         self.add_btn.setEnabled(True)
 
     # ---- showing ---------------------------------------------------------------------------
@@ -197,18 +243,8 @@ class ServersPanel(QWidget):
     def _open_form(self, server_id: str | None) -> None:
         server = self._remote.server(server_id) if server_id else None
         self._editing = server.id if server is not None else None
-        self.name_edit.setText(server.name if server else "")
-        self.url_edit.setText(server.base_url if server else "")
-        self.key_edit.clear()
-        self.key_edit.setPlaceholderText(
-            "Unchanged (kept); type to replace" if server and server.has_key
-            else "None")
-        self.save_btn.setText("Save and connect" if server else "Add and connect")
-        self.form_title.setText(f"Edit “{server.name}”" if server else "Add a server")
-        self.form_error.hide()
-        self.form.show()
+        self.form.open_for(server)
         self.add_btn.setEnabled(server is not None)
-        self.name_edit.setFocus()
 
     def _fill(self) -> None:
         keep = self.selected_id()

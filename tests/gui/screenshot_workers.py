@@ -25,6 +25,7 @@ def main(out: Path) -> int:
 
     from app.loading.workers import WorkerCheck, worker_program
     from app.planner.types import WorkerDevice
+    from app.runtimes.select import RuntimeSelection
     from app.services.tasks import TaskRunner
     from app.services.workers import WorkersService
     from app.ui.theme import ThemeController
@@ -33,7 +34,9 @@ def main(out: Path) -> int:
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
     ThemeController(app).apply("light")
-    svc = WorkersService(TaskRunner(name="shot"), program=worker_program,
+    runtime = RuntimeSelection()  # as the app composes it: lends with the chosen runtime
+    svc = WorkersService(TaskRunner(name="shot"),
+                         program=lambda: worker_program(runtime.program()),
                          load=lambda: ["192.168.1.20:50052", "192.168.1.21:50052"],
                          save=lambda _e: None)
     box = WorkersBox(svc)

@@ -86,13 +86,11 @@ class Page:
         assert sidebar is not None
 
         def row() -> Any:
-            for i in range(sidebar.list.count()):
-                if sidebar.list.item(i).data(Qt.ItemDataRole.UserRole) == conv_id:
-                    return sidebar.list.item(i)
-            return None
+            index = sidebar.model.index_of(conv_id)
+            return index if index.isValid() else None
 
         qtbot.waitUntil(lambda: row() is not None, timeout=WAIT_MS)
-        rect = sidebar.list.visualItemRect(row())
+        rect = sidebar.list.visualRect(row())
         qtbot.mouseClick(sidebar.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
         qtbot.waitUntil(lambda: self.session.transcript.conversation_id == conv_id and
                         bool(self.window.chat.messages()), timeout=WAIT_MS)
@@ -333,7 +331,7 @@ def test_ctrl_n_starts_an_empty_conversation(qtbot: Any, page: Page) -> None:
     assert page.session.transcript.messages == [] and window.chat.messages() == []
     assert page.session.transcript.conversation_id is None
     assert "First chat" not in page.text()
-    assert window.sidebar.list.selectedItems() == []  # no row is marked as shown
+    assert window.sidebar.list.selectionModel().selectedIndexes() == []  # no row marked as shown
     assert window.input.hasFocus()
     page.send(qtbot, "Second chat")
     page.reply(qtbot, "Hi again")
@@ -442,9 +440,10 @@ def test_deleting_the_open_conversation_starts_a_new_one(qtbot: Any, page: Page,
     page.send(qtbot, "Stay open")
     page.reply(qtbot, "Still here")
     kept = page.conv_id(qtbot)
-    for i in range(sidebar.list.count()):
-        if sidebar.list.item(i).data(Qt.ItemDataRole.UserRole) == other:
-            sidebar.list.setCurrentItem(sidebar.list.item(i))
+    model = sidebar.list.model()
+    for i in range(model.rowCount()):
+        if model.index(i, 0).data(Qt.ItemDataRole.UserRole) == other:
+            sidebar.list.setCurrentIndex(model.index(i, 0))
     assert sidebar.selected_id() == other
     sidebar.delete_selected()
     qtbot.waitUntil(lambda: [r.title for r in sidebar.rows()] == ["Stay open"], timeout=WAIT_MS)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from app.chat.transcript import RUNNER_DIED_NOTE
+from app.loading.endpoint import ChatEndpoint
 from app.runner_client import RunnerApiError
 from app.services.chat_session import ChatSession
 from app.services.chat_stream import (
@@ -18,6 +19,8 @@ from app.services.chat_stream import (
     StreamEnded,
 )
 from tests.gui.fakes import FakeStore, FakeStreamer
+
+RUNNER = ChatEndpoint.local("http://x", "k", "")  # the model is the conversation's
 
 
 class Clock:
@@ -37,7 +40,7 @@ def test_pieces_are_coalesced_shown_and_saved_at_least_twice_a_second(qtbot: Any
     session, streamer, store, clock = make(qtbot)
     shown: list[str] = []
     session.live_changed.connect(lambda m: shown.append(m.content) if m is not None else None)
-    assert session.send("Hello", "http://x", "k")
+    assert session.send("Hello", RUNNER)
     assert streamer.requests[0].messages == [{"role": "user", "content": "Hello"}]
     assert [s.role for s in store.saves] == ["user", "assistant"]  # both rows exist at once
     for piece in ("Hi", " there", ","):
@@ -59,7 +62,7 @@ def test_the_runner_dying_ends_the_reply_at_once_and_a_late_end_is_ignored(qtbot
     session, streamer, store, _ = make(qtbot)
     finished: list[Any] = []
     session.reply_finished.connect(finished.append)
-    session.send("Keep talking", "http://x", "k")
+    session.send("Keep talking", RUNNER)
     streamer.piece("words")
     session.runner_died()
     assert finished and finished[0].note == RUNNER_DIED_NOTE and finished[0].content == "words"
@@ -70,19 +73,19 @@ def test_the_runner_dying_ends_the_reply_at_once_and_a_late_end_is_ignored(qtbot
 
 def test_a_stream_that_finds_the_runner_gone_says_the_runner_stopped(qtbot: Any) -> None:
     session, streamer, _, _ = make(qtbot)
-    session.send("Hi", "http://x", "k")
+    session.send("Hi", RUNNER)
     streamer.piece("partial")
     streamer.fail(FailureKind.RUNNER_GONE, "The model runner closed the connection.")
     reply = session.transcript.messages[-1]
     assert reply.note == RUNNER_DIED_NOTE and reply.content == "partial"
-    session.send("Again", "http://x", "k")
+    session.send("Again", RUNNER)
     streamer.fail(FailureKind.API, "The prompt does not fit the context.")
     assert session.transcript.messages[-1].note == "The prompt does not fit the context."
 
 
 def test_closing_during_a_reply_keeps_it_and_waits_for_the_saves(qtbot: Any) -> None:
     session, streamer, store, _ = make(qtbot)
-    session.send("Hi", "http://x", "k")
+    session.send("Hi", RUNNER)
     streamer.piece("so far")
     session.close()
     assert store.flushed and streamer.shut
@@ -164,7 +167,7 @@ def test_conversation_settings_shape_the_request_and_are_stored(qtbot: Any) -> N
     session.model_defaults = Sampling(temperature=0.6, top_k=20)
     session.set_chat_settings("Answer in French.", Sampling(temperature=0.1, max_tokens=64))
     assert store.settings_saves[-1]["system_prompt"] == "Answer in French."
-    assert session.send("Hi", "http://x", "k")
+    assert session.send("Hi", RUNNER)
     request = streamer.requests[0]
     assert request.messages[0] == {"role": "system", "content": "Answer in French."}
     # The user's temperature wins over the model's; the model's top_k fills the gap.
@@ -178,7 +181,7 @@ def test_a_template_without_a_system_role_gets_the_prompt_folded_into_the_questi
 
     session, streamer, _, _ = make(qtbot)
     session.set_chat_settings("Be brief.", Sampling())
-    assert session.send("Hi", "http://x", "k")
+    assert session.send("Hi", RUNNER)
     streamer.fail(FailureKind.API, "The model's chat template could not render these "
                                    "messages: System role not supported")
     assert session.busy and len(streamer.requests) == 2
@@ -196,11 +199,11 @@ def test_context_budget_drops_the_oldest_turns_and_says_how_many(qtbot: Any) -> 
     session.trimmed.connect(dropped.append)
     session.params = {"max_tokens": 16}
     for i in range(3):
-        assert session.send(f"question {i} " + "word " * 200, "http://x", "k")
+        assert session.send(f"question {i} " + "word " * 200, RUNNER)
         streamer.piece("answer " * 100)
         streamer.finish("stop")
         qtbot.waitUntil(lambda: not session.busy, timeout=10_000)
     session.context_size = 512
-    assert session.send("last question", "http://x", "k")
+    assert session.send("last question", RUNNER)
     assert dropped[-1] > 0 and len(streamer.requests[-1].messages) < 7
     assert len(session.transcript.messages) == 8  # nothing is dropped from the conversation

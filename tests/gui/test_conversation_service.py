@@ -7,11 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from app.library.conversations import Conversation, ConversationSummary
+from app.loading.endpoint import ChatEndpoint
 from app.services.chat_session import ChatSession
 from app.services.storage import ConversationService, StoreService
 from app.storage.db import StoreThread, open_database
 from app.storage.legacy import LegacySources
 from tests.gui.fakes import FakeStreamer
+
+RUNNER = ChatEndpoint.local("u", "k", "")  # the model is the conversation's
 
 
 def _services(tmp_path: Path) -> tuple[StoreService, ConversationService]:
@@ -44,18 +47,18 @@ def test_regenerate_edit_and_continue_are_stored_as_branches(qtbot: Any, tmp_pat
     try:
         session.new_conversation("/m/model.gguf", {"system_prompt": "Be brief."})
         # Both questions are sent before any row id is back: parents must still be right.
-        assert session.send("Q1", "u", "k")
+        assert session.send("Q1", RUNNER)
         _reply(streamer, qtbot, session, "A1 cut", "length")
         first = session.transcript.messages[-1]
-        assert session.continue_reply(first, "u", "k")
+        assert session.continue_reply(first, RUNNER)
         assert streamer.requests[-1].messages[-1] == {"role": "assistant", "content": "A1 cut"}
         _reply(streamer, qtbot, session, " and done")
-        assert session.regenerate(first, "u", "k")
+        assert session.regenerate(first, RUNNER)
         _reply(streamer, qtbot, session, "A1 again")
-        assert session.send("Q2", "u", "k")
+        assert session.send("Q2", RUNNER)
         _reply(streamer, qtbot, session, "A2")
         q1 = session.transcript.messages[0]
-        assert session.edit_and_resend(q1, "Q1 edited", "u", "k")
+        assert session.edit_and_resend(q1, "Q1 edited", RUNNER)
         _reply(streamer, qtbot, session, "A1b")
         assert store.flush(5)
         qtbot.waitUntil(lambda: session.transcript.conversation_id is not None, timeout=3000)
@@ -90,7 +93,7 @@ def test_the_sidebar_calls_list_rename_pin_delete_and_export(qtbot: Any, tmp_pat
     try:
         for text in ("first chat about cats", "second chat about dogs"):
             session.new_conversation()
-            session.send(text, "u", "k")
+            session.send(text, RUNNER)
             _reply(streamer, qtbot, session, f"reply to {text}")
         store.flush(5)
         rows: list[list[ConversationSummary]] = []

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QWidget
 
 from app.library.conversations import ConversationStore, ConversationSummary
@@ -76,14 +76,28 @@ def _stored(store: StoreService) -> list[ConversationSummary]:
     return store.call(lambda db: ConversationStore(db).summaries()).result(5)
 
 
+def _line(sidebar: ConversationsSidebar, row: int) -> QModelIndex:
+    """The view's row ``row`` (a heading, a conversation or the empty line)."""
+    model = sidebar.list.model()
+    assert 0 <= row < model.rowCount()
+    return model.index(row, 0)
+
+
 def _shown(sidebar: ConversationsSidebar) -> list[str]:
-    return [sidebar.list.item(i).text() for i in range(sidebar.list.count())]
+    model = sidebar.list.model()
+    return [model.index(i, 0).data() for i in range(model.rowCount())]
+
+
+def _find(sidebar: ConversationsSidebar, title: str) -> QModelIndex:
+    model = sidebar.list.model()
+    found = model.match(model.index(0, 0), Qt.ItemDataRole.DisplayRole, title, -1,
+                        Qt.MatchFlag.MatchExactly)
+    assert len(found) == 1, _shown(sidebar)
+    return found[0]
 
 
 def _select(sidebar: ConversationsSidebar, title: str) -> None:
-    items = sidebar.list.findItems(title, Qt.MatchFlag.MatchExactly)
-    assert len(items) == 1, _shown(sidebar)
-    sidebar.list.setCurrentItem(items[0])
+    sidebar.list.setCurrentIndex(_find(sidebar, title))
 
 
 @pytest.fixture
@@ -115,12 +129,12 @@ def setup(qtbot: Any, tmp_path: Path) -> Iterator[Setup]:
 def test_pinned_rows_come_first_under_a_heading(setup: Setup) -> None:
     sidebar = setup.sidebar
     assert _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Beta", "Alpha"]
-    for heading in (sidebar.list.item(0), sidebar.list.item(2)):
+    for heading in (_line(sidebar, 0), _line(sidebar, 2)):
         assert heading.flags() == Qt.ItemFlag.NoItemFlags  # not selectable, not a conversation
-        assert heading.font().bold()
+        assert heading.data(Qt.ItemDataRole.FontRole).bold()
         assert heading.data(Qt.ItemDataRole.UserRole) is None
-    assert sidebar.list.item(4).toolTip() == "2 messages"
-    assert sidebar.list.item(3).toolTip() == "3 messages"
+    assert _line(sidebar, 4).data(Qt.ItemDataRole.ToolTipRole) == "2 messages"
+    assert _line(sidebar, 3).data(Qt.ItemDataRole.ToolTipRole) == "3 messages"
 
 
 def test_without_pinned_rows_there_is_no_heading(qtbot: Any, setup: Setup) -> None:
@@ -167,7 +181,7 @@ def test_search_filters_by_message_text_after_the_pause(qtbot: Any, setup: Setup
     qtbot.waitUntil(lambda: _shown(sidebar) == ["Beta"], timeout=WAIT_MS)
     sidebar.search.setText("no such words anywhere")
     qtbot.waitUntil(lambda: _shown(sidebar) == ["No matches."], timeout=WAIT_MS)
-    assert sidebar.list.item(0).flags() == Qt.ItemFlag.NoItemFlags
+    assert _line(sidebar, 0).flags() == Qt.ItemFlag.NoItemFlags
     sidebar.search.clear()
     qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Beta", "Alpha"],
                     timeout=WAIT_MS)
@@ -267,12 +281,11 @@ def test_selecting_a_row_emits_open_requested_once(qtbot: Any, setup: Setup) -> 
     opened: list[int] = []
     sidebar.open_requested.connect(opened.append)
     activated: list[Any] = []
-    sidebar.list.itemActivated.connect(activated.append)
+    sidebar.list.activated.connect(activated.append)
     qtbot.waitExposed(sidebar)
 
     def click(title: str, double: bool = False) -> None:
-        item = sidebar.list.findItems(title, Qt.MatchFlag.MatchExactly)[0]
-        point = sidebar.list.visualItemRect(item).center()
+        point = sidebar.list.visualRect(_find(sidebar, title)).center()
         qtbot.mouseClick(sidebar.list.viewport(), Qt.MouseButton.LeftButton, pos=point)
         if double:  # a real double click: a click, then the double-click event
             qtbot.mouseDClick(sidebar.list.viewport(), Qt.MouseButton.LeftButton, pos=point)

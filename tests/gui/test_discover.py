@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt, QUrl
-from PySide6.QtWidgets import QLabel, QPushButton
+from PySide6.QtCore import QModelIndex, Qt, QUrl
+from PySide6.QtWidgets import QLabel, QPushButton, QWidget
 
 from app.hub.recommended import Recommendation
 from app.hub.types import HubError, UnsafeNameError
@@ -37,18 +37,35 @@ def open_llama(env: Any) -> Any:
     return d
 
 
+def cell(tab: DiscoverTab, row: int, column: int) -> QModelIndex:
+    """The files table's cell (its model's index)."""
+    model = tab.files.model()
+    assert 0 <= row < model.rowCount() and 0 <= column < model.columnCount()
+    return model.index(row, column)
+
+
 def row_of(tab: DiscoverTab, group_name: str) -> int:
-    for row in range(tab.files.rowCount()):
-        item = tab.files.item(row, tab.COL_FILE)
-        if item is not None and item.data(Qt.ItemDataRole.UserRole) == group_name:
+    for row in range(tab.files.model().rowCount()):
+        if cell(tab, row, tab.COL_FILE).data(Qt.ItemDataRole.UserRole) == group_name:
             return row
     raise AssertionError(f"no row for {group_name}")
 
 
 def fit_text(tab: DiscoverTab, row: int) -> str:
-    item = tab.files.item(row, tab.COL_FIT)
-    assert item is not None
-    return item.text()
+    text = cell(tab, row, tab.COL_FIT).data()
+    assert isinstance(text, str)
+    return text
+
+
+def button(tab: DiscoverTab, row: int) -> QWidget | None:
+    """The widget in the row's action cell (a Download button, or none)."""
+    return tab.files.indexWidget(cell(tab, row, tab.COL_ACTION))
+
+
+def results(tab: DiscoverTab) -> list[str]:
+    """The search results' texts, as listed."""
+    model = tab.results.model()
+    return [model.index(i, 0).data() for i in range(model.rowCount())]
 
 
 def test_first_show_asks_for_the_recommended_list_once(env: Any) -> None:
@@ -84,20 +101,20 @@ def test_search_sort_results_and_load_more(env: Any, qtbot: Any) -> None:
 
     env.hub.results.emit([mf.summary("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", 1_234_567, 640),
                           mf.summary("x/y-GGUF", 5, 1)], False, True)
-    assert env.tab.results.topLevelItemCount() == 2
-    first = env.tab.results.topLevelItem(0).text(0)
+    assert len(results(env.tab)) == 2
+    first = results(env.tab)[0]
     assert first.startswith("Meta-Llama-3.1-8B-Instruct-GGUF\n")
     assert "bartowski" in first and "1.2M" in first and "640" in first and "2024-07-2" in first
     assert env.tab.more_btn.isVisible()
     qtbot.mouseClick(env.tab.more_btn, Qt.MouseButton.LeftButton)
     assert env.hub.called("more") == [("more",)]
     env.hub.results.emit([mf.summary("z/w-GGUF")], True, False)
-    assert env.tab.results.topLevelItemCount() == 3
+    assert len(results(env.tab)) == 3
     assert not env.tab.more_btn.isVisible()
 
     # A new search replaces the list; emptying the box brings back the recommendations.
     env.hub.results.emit([mf.summary("q/r-GGUF")], False, False)
-    assert env.tab.results.topLevelItemCount() == 1
+    assert len(results(env.tab)) == 1
     env.tab.search_edit.clear()
     assert env.tab.left.currentIndex() == 0
 
@@ -106,7 +123,7 @@ def test_selecting_a_result_opens_its_page(env: Any) -> None:
     env.tab.search_edit.setText("llama")
     env.tab.search()
     env.hub.results.emit([mf.summary("bartowski/Meta-Llama-3.1-8B-Instruct-GGUF")], False, False)
-    env.tab.results.setCurrentItem(env.tab.results.topLevelItem(0))
+    env.tab.results.setCurrentIndex(env.tab.results.model().index(0, 0))
     assert env.hub.called("open_repo") == [("open_repo", "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF")]
 
 
@@ -122,7 +139,7 @@ def test_recommended_hides_entries_that_do_not_fit(env: Any) -> None:
         (rec("b/big-GGUF", "Big"), big, mf.verdict(Fit.NO_FIT)),
         (rec("c/slow-GGUF", "Slow"), slow, None),  # not checked yet: shown
     ])
-    cards = env.tab._cards
+    cards = env.tab.recommended.cards
     assert cards["a/small-GGUF"].isVisible()
     assert not cards["b/big-GGUF"].isVisible()
     assert cards["c/slow-GGUF"].isVisible()
@@ -145,25 +162,25 @@ def test_repo_page_facts_split_row_mmproj_and_late_verdicts(env: Any, qtbot: Any
     for want in ("llama3.1", "Not gated", "llama", "8.0 B parameters", "128k"):
         assert want in facts
     # One row per group: the three Q8_0 parts are one row with the total size.
-    assert env.tab.files.rowCount() == len(d.groups)
+    assert env.tab.files.model().rowCount() == len(d.groups)
     q8 = row_of(env.tab, "Meta-Llama-3.1-8B-Instruct-Q8_0.gguf")
-    size = env.tab.files.item(q8, env.tab.COL_SIZE).text()
+    size = cell(env.tab, q8, env.tab.COL_SIZE).data()
     assert size == "14.9 GB · 3 parts"
     # Vision projector and imatrix: labelled, no download button, no verdict to wait for.
     mmproj = row_of(env.tab, "mmproj-Meta-Llama-3.1-8B-Instruct-f16.gguf")
     assert fit_text(env.tab, mmproj) == "Vision projector (not a chat model)"
-    assert env.tab.files.cellWidget(mmproj, env.tab.COL_ACTION) is None
+    assert button(env.tab, mmproj) is None
     imatrix = row_of(env.tab, "Meta-Llama-3.1-8B-Instruct.imatrix.gguf")
     assert fit_text(env.tab, imatrix) == "Importance matrix (not a model)"
-    assert env.tab.files.cellWidget(imatrix, env.tab.COL_ACTION) is None
+    assert button(env.tab, imatrix) is None
     # Model rows say "Checking…" until their verdict arrives.
     q4 = row_of(env.tab, "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf")
     assert fit_text(env.tab, q4) == CHECKING
-    assert isinstance(env.tab.files.cellWidget(q4, env.tab.COL_ACTION), QPushButton)
+    assert isinstance(button(env.tab, q4), QPushButton)
     v = mf.verdict(Fit.PARTIAL, n_ctx=8192, gpu_layers=20)
     env.hub.verdict.emit(d.repo_id, "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", v)
     assert fit_text(env.tab, q4) == v.label()
-    assert env.tab.files.item(q4, env.tab.COL_FIT).toolTip() == v.tooltip()
+    assert cell(env.tab, q4, env.tab.COL_FIT).data(Qt.ItemDataRole.ToolTipRole) == v.tooltip()
     assert fit_text(env.tab, q8) == CHECKING
     # A verdict for another repository changes nothing here.
     env.hub.verdict.emit("other/repo", "Meta-Llama-3.1-8B-Instruct-Q8_0.gguf",
@@ -203,8 +220,7 @@ def test_download_button_enqueues_the_group(env: Any, qtbot: Any) -> None:
     d = open_llama(env)
     row = row_of(env.tab, "Meta-Llama-3.1-8B-Instruct-Q8_0.gguf")
     with qtbot.waitSignal(env.tab.queued, timeout=10_000):
-        qtbot.mouseClick(env.tab.files.cellWidget(row, env.tab.COL_ACTION),
-                         Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(button(env.tab, row), Qt.MouseButton.LeftButton)
     (name, details, group), = env.downloads.calls
     assert name == "enqueue" and details is d
     assert group.name == "Meta-Llama-3.1-8B-Instruct-Q8_0.gguf" and group.split
@@ -216,7 +232,7 @@ def test_enqueue_error_is_shown_as_a_message_line(env: Any, qtbot: Any) -> None:
     env.downloads.refuse = UnsafeNameError("The Hub gave a file name Hearth will not write to "
                                            "disk ('../x'). Nothing was downloaded.")
     row = row_of(env.tab, "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf")
-    qtbot.mouseClick(env.tab.files.cellWidget(row, env.tab.COL_ACTION), Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(button(env.tab, row), Qt.MouseButton.LeftButton)
     assert env.tab.message.isVisible()
     assert "Nothing was downloaded" in env.tab.message.text()
     assert isinstance(env.downloads.refuse, HubError)
@@ -270,4 +286,4 @@ def test_hostile_names_and_card_are_shown_as_text(env: Any, monkeypatch: Any) ->
     env.tab.search_edit.setText("evil")
     env.tab.search()
     env.hub.results.emit([mf.summary(HOSTILE_NAME)], False, False)
-    assert env.tab.results.topLevelItem(0).text(0).startswith('<img src="file:///etc/passwd">')
+    assert results(env.tab)[0].startswith('<img src="file:///etc/passwd">')

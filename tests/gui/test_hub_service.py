@@ -73,10 +73,10 @@ def test_the_tab_hides_what_would_not_fit(service: tuple[HubService, FakeHub],
     qtbot.addWidget(tab)
     with qtbot.waitSignals([svc.verdict, svc.verdict], timeout=20_000):
         tab.show()  # the first show loads the list
-    qtbot.waitUntil(lambda: "acme/huge-GGUF" in tab._cards
-                    and not tab._cards["acme/huge-GGUF"].isVisible(), timeout=5_000)
-    assert tab._cards["acme/small-GGUF"].isVisible()
-    assert "acme/gone-GGUF" not in tab._cards
+    qtbot.waitUntil(lambda: "acme/huge-GGUF" in tab.recommended.cards
+                    and not tab.recommended.cards["acme/huge-GGUF"].isVisible(), timeout=5_000)
+    assert tab.recommended.cards["acme/small-GGUF"].isVisible()
+    assert "acme/gone-GGUF" not in tab.recommended.cards
 
 
 def test_a_late_answer_for_an_abandoned_repo_is_dropped(

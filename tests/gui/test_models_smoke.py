@@ -43,7 +43,7 @@ def test_search_verdict_download_and_chat_picker(hub: FakeHub, make_window: Any,
     discover.search_edit.setText("tiny")
     with qtbot.waitSignal(gui.hub.results, timeout=10_000):
         discover.search()
-    assert discover.results.topLevelItemCount() == 1
+    assert discover.results.model().rowCount() == 1
 
     with qtbot.waitSignal(gui.hub.verdict, timeout=60_000) as got:  # detects the hardware first
         discover.open_repo(REPO)
@@ -54,9 +54,10 @@ def test_search_verdict_download_and_chat_picker(hub: FakeHub, make_window: Any,
                                       and r[2] is None), "the verdict must not fetch the file"
     assert discover.details is not None and discover.details.license == "mit"
 
-    button = next(w for r in range(discover.files.rowCount())
-                  if isinstance(w := discover.files.cellWidget(r, discover.COL_ACTION),
-                                QPushButton))
+    files = discover.files.model()
+    button = next(w for r in range(files.rowCount())
+                  if isinstance(w := discover.files.indexWidget(
+                      files.index(r, discover.COL_ACTION)), QPushButton))
     with qtbot.waitSignal(gui.downloads.finished, timeout=30_000) as done:
         button.click()
     path = Path(done.args[0])

@@ -19,6 +19,7 @@ import pytest
 from keyring.backends import fail
 
 from app.chat.source import ReplySource
+from app.loading.endpoint import ChatEndpoint
 from app.remote.servers import RemoteModel, ServerList
 from app.services.chat_session import ChatSession
 from app.services.chat_stream import ChatStreamer
@@ -91,8 +92,8 @@ def test_adding_a_runner_lists_its_models_keeps_the_key_in_the_keyring_and_chats
     session = ChatSession(streamer, store, params={"max_tokens": 8, "temperature": 0})
     try:
         with qtbot.waitSignal(session.reply_finished, timeout=WAIT_MS) as done:
-            assert session.send("Say hello.", url, key,
-                                source=ReplySource(model, "Box", url))
+            assert session.send("Say hello.", ChatEndpoint(url, key,
+                                                           ReplySource(model, "Box", url)))
         reply = done.args[0]
         assert reply.content and reply.meta["finish"] in ("finished", "stop", "length")
         assert reply.meta["source"] == {"kind": "remote", "server": "Box", "url": url,

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel
 
 from app.library.folders import LibraryFolders
 from app.runtimes.catalog import BUILTIN, Runtime
+from app.runtimes.choose import RuntimeChoice
 from app.services.runner_process import RunnerState
 from app.settings import AppSettings
 from app.ui.settings_dialog import SettingsDialog, openai_base_url
@@ -68,9 +69,10 @@ def env(qtbot: Any, tmp_path: Path) -> Any:
                   Runtime("vulkan", "vulkan", tmp_path / "rt" / "vulkan",
                           problem="it has no llama library in lib"), BUILTIN]
 
-    def make(settings: AppSettings | None = None) -> SettingsDialog:
+    def make(settings: AppSettings | None = None,
+             in_use: RuntimeChoice | None = None) -> SettingsDialog:
         d = SettingsDialog(settings or AppSettings(), models=e.models, hub=e.hub, runner=e.runner,
-                           runtimes=lambda: e.runtimes,
+                           runtimes=lambda: e.runtimes, in_use=in_use,
                            apply_theme=e.themes.append, save=save,
                            folders=lambda: e.folders.value,
                            open_url=lambda url: e.opened.append(url.toLocalFile()),
@@ -191,6 +193,14 @@ def test_the_runtime_is_automatic_or_one_installed_and_broken_ones_say_why(env: 
     d.runtime_combo.activated.emit(0)
     assert env.saved[-1].runtime == ""
     assert "applies from the next load" in d.runtime_note.text()
+
+
+def test_the_runtime_in_use_is_named_once_one_was_chosen(env: Any) -> None:
+    """The dialog names the runtime the app's selection chose (none before the first load)."""
+    assert "In use" not in env.make().runtime_note.text()
+    portable = next(rt for rt in env.runtimes if rt.name == "cpu-portable")
+    note = env.make(in_use=RuntimeChoice(portable, ())).runtime_note.text()
+    assert note.startswith(f"In use: {portable.label()}."), note
 
 
 def test_a_failed_save_still_applies_and_says_so(env: Any) -> None:

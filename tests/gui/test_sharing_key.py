@@ -123,7 +123,8 @@ def test_apply_now_reloads_with_who_can_connect_the_port_and_a_rotated_key(
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     host = _second_loopback() or "127.0.0.1"
-    runner.port, runner.host = port, host  # what the dialog's "changed" sets
+    # What the dialog's "changed" does: the next start listens there.
+    runner.configure(port=port, host=host, limits=runner.limits, sharing=True)
     restarts: list[int] = []
 
     def restart() -> bool:  # ModelLoader.restart: the same model again

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLineEdit, QListWidgetItem
+from PySide6.QtWidgets import QLineEdit
 
 from app.library.conversations import ConversationStore
 from app.services.chat_session import ChatSession
@@ -127,11 +127,12 @@ def send_first_message(qtbot: Any, page: Page, text: str) -> int:
     return conv
 
 
-def row_of(page: Page, conv_id: int) -> QListWidgetItem | None:
-    for i in range(page.sidebar.list.count()):
-        item = page.sidebar.list.item(i)
-        if item.data(Qt.ItemDataRole.UserRole) == conv_id:
-            return item
+def row_of(page: Page, conv_id: int) -> QModelIndex | None:
+    model = page.sidebar.list.model()
+    for i in range(model.rowCount()):
+        index = model.index(i, 0)
+        if index.data(Qt.ItemDataRole.UserRole) == conv_id:
+            return index
     return None
 
 
@@ -144,10 +145,10 @@ def assert_shown_and_selected(qtbot: Any, page: Page, conv_id: int, title: str) 
     qtbot.waitUntil(shown, timeout=WAIT_MS)
     item = row_of(page, conv_id)
     assert item is not None
-    assert item.text() == title
-    assert not item.isHidden()
-    assert page.sidebar.list.currentItem() is item
-    assert item.isSelected()
+    assert item.data() == title
+    assert not page.sidebar.list.isRowHidden(item.row())
+    assert page.sidebar.list.currentIndex() == item
+    assert page.sidebar.list.selectionModel().isSelected(item)
     assert page.sidebar.selected_id() == conv_id
     # Every conversation is listed again: the search is over.
     assert search_box(page).text() == ""
@@ -181,7 +182,7 @@ def test_a_search_stays_on_while_chatting_in_a_conversation_it_found(
     search_for(qtbot, page, "sourdough", {sourdough})
     item = row_of(page, sourdough)
     assert item is not None
-    rect = page.sidebar.list.visualItemRect(item)
+    rect = page.sidebar.list.visualRect(item)
     qtbot.mouseClick(page.sidebar.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.waitUntil(lambda: page.session.transcript.conversation_id == sourdough and
                     bool(page.window.chat.messages()), timeout=WAIT_MS)

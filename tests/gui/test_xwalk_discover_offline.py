@@ -66,7 +66,7 @@ def open_offline(env: Any, qtbot: Any) -> DiscoverTab:
 def test_offline_the_cards_say_they_could_not_be_checked(env: Any, qtbot: Any) -> None:
     tab = open_offline(env, qtbot)
     qtbot.waitUntil(tab.banner.isVisible)
-    cards = list(tab._cards.values())
+    cards = list(tab.recommended.cards.values())
     assert len(cards) == len(RECS)
     for card in cards:
         assert card.isVisible()
@@ -89,12 +89,12 @@ def test_retry_checks_the_cards_again_when_the_network_is_back(env: Any, qtbot: 
         qtbot.mouseClick(tab.retry_btn, Qt.MouseButton.LeftButton)
 
         def checked() -> bool:
-            cards = list(tab._cards.values())
+            cards = list(tab.recommended.cards.values())
             return len(cards) == len(RECS) and all(isinstance(c.verdict, Verdict)
                                                    for c in cards)
 
         qtbot.waitUntil(checked, timeout=OFFLINE_MS)
         assert not tab.banner.isVisible()
         env.tasks.wait(10_000)
-    assert not any("Could not check" in c.verdict_label.text() for c in tab._cards.values())
+    assert not any("Could not check" in c.verdict_label.text() for c in tab.recommended.cards.values())
     assert "Still checking" not in tab.recommended_status.text()

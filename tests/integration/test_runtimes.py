@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 
-from app.runner_client import command
-from app.runtimes import select
 from app.runtimes.catalog import list_runtimes
+from app.runtimes.select import RuntimeSelection
 from app.runtimes.selftest import SelftestCache, run_selftest
 from tests.fixtures.hardware.make_reports import load_report
 from tests.integration.conftest import openai_client, running
@@ -108,21 +107,17 @@ def test_the_app_chooses_the_portable_runtime_and_skips_a_broken_one(
 
     cache = SelftestCache(tmp_path / "selftests.json")
     folders = [tmp_path / "runtimes", good.parent]
-    try:
-        select.forget()
-        choice = select.select_runtime(lambda: load_report("cpu_only_16gb"), folders=folders,
-                                       cache=cache, runner=counted)
-        assert choice.runtime.name == "cpu-portable"
-        assert command.runner_program()[-2:] == ["--runtime", str(good)]
-        from app.planner import wording
+    selection = RuntimeSelection(folders=folders, selftests=cache, selftest=counted)
+    choice = selection.select(lambda: load_report("cpu_only_16gb"))
+    assert choice.runtime.name == "cpu-portable"
+    assert selection.program().argv[-2:] == ["--runtime", str(good)]
+    from app.planner import wording
 
-        text = " ".join(wording.texts(choice.reasons))
-        assert "Runtime cpu-broken not used: its self-test" in text
-        assert "Runtime: cpu-portable (CPU), the portable CPU build" in text
-        assert len(calls) == 2
-        select.forget()  # a new process: the cached self-tests answer, nothing runs again
-        again = select.select_runtime(lambda: load_report("cpu_only_16gb"), folders=folders,
-                                      cache=cache, runner=counted)
-        assert again.runtime.name == "cpu-portable" and len(calls) == 2
-    finally:
-        select.forget()
+    text = " ".join(wording.texts(choice.reasons))
+    assert "Runtime cpu-broken not used: its self-test" in text
+    assert "Runtime: cpu-portable (CPU), the portable CPU build" in text
+    assert len(calls) == 2
+    # A new process: the cached self-tests answer, nothing runs again.
+    again = RuntimeSelection(folders=folders, selftests=cache, selftest=counted).select(
+        lambda: load_report("cpu_only_16gb"))
+    assert again.runtime.name == "cpu-portable" and len(calls) == 2

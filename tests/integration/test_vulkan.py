@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import glob
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,8 +22,8 @@ import pytest
 from app.gguf import read_model
 from app.planner.memory import predict
 from app.planner.types import Device, Settings
-from app.runtimes import select
 from app.runtimes.catalog import list_runtimes
+from app.runtimes.select import RuntimeSelection
 from tests.fixtures.models import ModelSpec, model_path
 from tests.integration.conftest import openai_client, running
 
@@ -116,17 +115,12 @@ def test_the_app_plans_layers_on_lavapipe_and_its_dry_run_confirms(vulkan: Path)
     from app.planner.types import Wishes
 
     path = str(model_path(SHAPE))
-    select.want("vulkan")
-    try:
-        report = detect_hardware()
-        build = select.chosen_build(None, lambda: report)
-        assert build.program[-2:] == ("--runtime", str(vulkan))
-        assert [d.name for d in build.gpu_devices] == ["Vulkan0"]
-        prepared = prepare_load(path, cached=report, detect=lambda: report, wishes=Wishes(),
-                                store=None, build=build, probe=run_probe)
-    finally:
-        select.want(os.environ.get("HEARTH_RUNTIME"))
-        select.forget()
+    report = detect_hardware()
+    build = RuntimeSelection("vulkan").chosen_build(None, lambda: report)
+    assert build.program[-2:] == ("--runtime", str(vulkan))
+    assert [d.name for d in build.gpu_devices] == ["Vulkan0"]
+    prepared = prepare_load(path, cached=report, detect=lambda: report, wishes=Wishes(),
+                            store=None, build=build, probe=run_probe)
     plan = prepared.plan
     texts = " ".join(plan.reason_texts())
     assert plan.fits and plan.settings.n_gpu_layers > 0, texts

@@ -210,15 +210,25 @@ def test_the_call_sites_build_commands_the_runner_accepts(
                         "hearth-runner rpc-worker"]
 
 
-def test_the_chosen_runtime_is_one_value(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_chosen_runtime_is_one_value(monkeypatch: pytest.MonkeyPatch,
+                                         tmp_path: Path) -> None:
+    """The runtime is a value handed on (``RuntimeSelection.program()``, a build's program),
+    not a setting of this module: RunnerProgram.of(None) is the runner with no runtime named
+    whatever a selection chose."""
     from app.runner_client import command
+    from app.runtimes.select import RuntimeSelection
+    from app.runtimes.selftest import SelftestCache
+    from tests.fixtures.hardware.make_reports import load_report
+    from tests.unit.runtimes.fakes import install_runtimes, passing
 
     monkeypatch.setattr(command, "base_program", lambda: ["hearth-runner"])
-    monkeypatch.setattr(command, "_runtime_args", ())
-    command.set_runtime_args(("--runtime", "/opt/rt"))
-    current = RunnerProgram.current()
-    assert current == RunnerProgram(("hearth-runner",), ("--runtime", "/opt/rt"))
-    assert RunnerProgram.of(None) == current and command.runner_program() == current.argv
-    assert current.devices() == ["hearth-runner", "--runtime", "/opt/rt", "devices"]
+    rt = install_runtimes(tmp_path)["cpu-portable"]
+    selection = RuntimeSelection("cpu-portable", folders=[tmp_path], selftest=passing,
+                                 selftests=SelftestCache(tmp_path / "selftests.json"))
+    selection.select(lambda: load_report("cpu_only_16gb"))
+    current = selection.program()
+    assert current == RunnerProgram(("hearth-runner",), ("--runtime", str(rt)))
+    assert RunnerProgram.of(current) == current and RunnerProgram.of(None) == PLAIN
+    assert current.devices() == ["hearth-runner", "--runtime", str(rt), "devices"]
     assert RunnerProgram.base().with_runtime(("--runtime=built-in",)).probe([]) == [
         "hearth-runner", "--runtime=built-in", "probe"]

@@ -21,7 +21,7 @@ import pytest
 
 import runner
 from app.hardware.report import HardwareReport
-from app.runtimes import catalog, select
+from app.runtimes import catalog
 from app.runtimes.choose import choose as app_choose
 from app.runtimes.choose import machine_of
 from app.runtimes.choose import ranked as app_ranked
@@ -258,7 +258,7 @@ def test_the_app_names_the_built_in_runtime_where_the_runner_could_choose_anothe
     """A runner given no --runtime chooses for itself: when the app's choice is the built-in
     runtime although the runner would find another (its self-test failed, or the settings ask
     for the built-in one), the app says so on the runner's command line."""
-    from app.runner_client import command
+    from app.runtimes.select import RuntimeSelection
 
     folder = tmp_path / "runtimes"
     make_runtime(folder, "cpu-portable")
@@ -266,21 +266,18 @@ def test_the_app_names_the_built_in_runtime_where_the_runner_could_choose_anothe
     failed = SelftestResult(False, error="illegal instruction")
     cache = SelftestCache(tmp_path / "selftests.json")
 
-    def chosen() -> wire.Runtime:
-        select.forget()
-        return select.select_runtime(lambda: load_report("cpu_only_16gb"), cache=cache,
-                                     runner=lambda program, **kw: failed).runtime
+    selection = RuntimeSelection(selftests=cache, selftest=lambda program, **kw: failed)
 
-    try:
-        monkeypatch.setenv("HEARTH_RUNTIME", "auto")
-        assert chosen().builtin  # the portable runtime failed its self-test
-        assert command.runner_program()[-1] == "--runtime=built-in"
-        select.want("built-in")  # the settings' choice, which the runner cannot see
-        assert chosen().builtin and command.runner_program()[-1] == "--runtime=built-in"
-        select.want(None)
-        monkeypatch.setenv("HEARTH_RUNTIME", "built-in")  # the runner reads it too
-        assert chosen().builtin
-        assert not any(a.startswith("--runtime") for a in command.runner_program())
-    finally:
-        select.want(None)
-        select.forget()
+    def chosen() -> wire.Runtime:
+        selection.forget()
+        return selection.select(lambda: load_report("cpu_only_16gb")).runtime
+
+    monkeypatch.setenv("HEARTH_RUNTIME", "auto")
+    assert chosen().builtin  # the portable runtime failed its self-test
+    assert selection.program().argv[-1] == "--runtime=built-in"
+    selection.want("built-in")  # the settings' choice, which the runner cannot see
+    assert chosen().builtin and selection.program().argv[-1] == "--runtime=built-in"
+    selection.want(None)
+    monkeypatch.setenv("HEARTH_RUNTIME", "built-in")  # the runner reads it too
+    assert chosen().builtin
+    assert not any(a.startswith("--runtime") for a in selection.program().argv)

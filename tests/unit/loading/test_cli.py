@@ -16,7 +16,7 @@ from app.loading.prepare import prepare_load
 from app.planner import Wishes
 from app.planner.corrections import CorrectionStore, Measurement, model_key
 from app.runner_client.build import BuildCache, detect_runner_build
-from app.runtimes import select
+from app.runtimes.select import RuntimeSelection
 from tests.unit.loading.conftest import load_report
 from tests.unit.loading.stand_in import RUNNER_FIXTURES, make_stand_in
 
@@ -48,7 +48,7 @@ def test_hearth_plan_applies_the_measurements_the_window_applies(
     def window(store: CorrectionStore | None) -> Any:
         # What app/services/loader.py runs off the GUI thread (with no cached report yet):
         # the chosen runtime's build, whose notes say why it serves.
-        build = select.chosen_build(None, lambda: small)
+        build = RuntimeSelection().chosen_build(None, lambda: small)
         return prepare_load(path, cached=None, detect=lambda: small, wishes=Wishes(),
                             store=store, build=build, probe=run_probe if dry_run else None)
 

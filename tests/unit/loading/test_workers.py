@@ -13,6 +13,7 @@ from app.loading.workers import (
     parse_check,
     save_workers,
     worker_command,
+    worker_program,
 )
 
 
@@ -69,3 +70,19 @@ def test_the_checks_answer_becomes_devices_and_reasons() -> None:
 def test_lending_this_computer_beyond_loopback_says_so_explicitly() -> None:
     assert "--allow-remote" not in worker_command(["r"])
     assert worker_command(["r"], host="0.0.0.0", port=6000)[-1] == "--allow-remote"
+
+
+def test_lending_uses_the_runtime_it_is_handed(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chosen runtime's program when it names a folder (the app's RuntimeSelection),
+    else the first usable runtime folder: the built-in build has no RPC backend."""
+    from app.runner_client.command import RunnerProgram
+    from tests.unit.runtimes.fakes import install_runtimes
+
+    monkeypatch.setenv("HEARTH_RUNTIMES", str(tmp_path))
+    installed = install_runtimes(tmp_path)
+    chosen = RunnerProgram(("hearth-runner",), ("--runtime", str(installed["vulkan"])))
+    assert worker_program(chosen) == chosen.argv
+    builtin = RunnerProgram(("hearth-runner",), ("--runtime=built-in",))
+    assert worker_program(builtin) == ["hearth-runner", "--runtime",
+                                       str(installed["cpu-portable"])]

@@ -1,0 +1,307 @@
+"""The chat under the model bar: the conversation, its status line (speed, context), the message
+box with Send / Stop / Continue, editing a question, regenerating a reply, and the
+conversation's settings drawer.
+
+A view of the chat session (app/services/chat_session.py) and of the model in use
+(app/services/active_model.py): a reply is asked of the endpoint the model in use has now, and a
+reply to an endpoint that goes away ends. It never waits: it reacts to signals.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+
+from app.chat.message import Message
+from app.chat.sampling import CHAT_DEFAULTS, Sampling, model_defaults
+from app.chat.transcript import Transcript, can_continue
+from app.library.conversations import Conversation
+from app.remote.servers import RemoteModel
+from app.services.active_model import ActiveModel
+from app.services.chat_session import ChatSession
+from app.services.protocols import ConversationsLike
+from app.services.runner_process import RunnerState
+from app.ui.chat_settings import ChatSettingsPanel
+from app.ui.chat_status import ChatStatus
+from app.ui.chat_view import ChatView
+from app.ui.common import plain_label
+
+
+class MessageBox(QPlainTextEdit):
+    """Enter sends, Shift+Enter starts a new line, Tab and Shift+Tab move the focus on (a chat
+    message has no use for a tab character, and a keyboard user must be able to leave)."""
+
+    def __init__(self, on_send: Callable[[], None]) -> None:
+        super().__init__()
+        self._on_send = on_send
+        self.setTabChangesFocus(True)
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        if e.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
+                not e.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            self._on_send()
+            return
+        super().keyPressEvent(e)
+
+
+def _button(text: str, tip: str = "") -> QPushButton:
+    button = QPushButton(text)
+    button.setAccessibleName(text)
+    if tip:
+        button.setToolTip(tip)
+    return button
+
+
+class ChatPanel(QWidget):
+    notice = Signal(str, int)  # a passing note for the window's status bar, and for how long
+    updated = Signal()  # Send, Stop and Continue were enabled anew (the menu follows them)
+
+    def __init__(self, session: ChatSession, active: ActiveModel, *,
+                 conversations: ConversationsLike | None = None,
+                 select_model: Callable[[str], None] = lambda _model: None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.active = active
+        self.conversations = conversations
+        self._select_model = select_model  # offers a model in the picker (not loaded)
+        self._editing: Message | None = None  # the question being edited (Edit and resend)
+        self._branched = False  # the reply streaming now makes a new version
+        self._current: Callable[[int | None], None] = lambda _conv: None  # the sidebar's mark
+        self._build()
+        self._follow_session(session)
+        self._follow(active)
+        self.chat.set_placeholder("Pick a GGUF model above and press Load to start chatting.")
+        self._show_chat_settings()
+
+    def _build(self) -> None:
+        self.chat = ChatView()
+        self.chat.action.connect(self._on_message_action)
+        self.chat.copied.connect(lambda what: self.notice.emit(f"Copied {what}.", 2500))
+        self.chat_status = ChatStatus()
+        self.edit_label = plain_label("Editing your message: Send asks it as a new version "
+                                      "(the old one and its replies are kept). Esc cancels.",
+                                      muted=True)
+        self.edit_label.hide()
+        self.input = MessageBox(self.send)
+        self.input.setPlaceholderText("Type a message. Enter sends, Shift+Enter for a new line.")
+        self.input.setAccessibleName("Message")
+        self.input.setFixedHeight(84)
+        self.send_btn = _button("Send")
+        self.send_btn.clicked.connect(self.send)
+        self.stop_btn = _button("Stop", "Stop the reply (Esc); what it wrote so far is kept")
+        self.stop_btn.clicked.connect(self.session.stop)
+        self.continue_btn = _button("Continue", "Let the model go on with its last reply, "
+                                    "which was cut")
+        self.continue_btn.clicked.connect(self.continue_reply)
+        buttons = QVBoxLayout()
+        for button in (self.send_btn, self.stop_btn, self.continue_btn):
+            buttons.addWidget(button)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.input, 1)
+        bottom.addLayout(buttons)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.chat, 1)
+        column.addWidget(self.chat_status)
+        column.addWidget(self.edit_label)
+        column.addLayout(bottom)
+        # The conversation's settings: a drawer the window places beside the chat.
+        self.chat_settings = ChatSettingsPanel()
+        self.chat_settings.changed.connect(self._on_chat_settings)
+        self.chat_settings.hide()
+
+    def _follow_session(self, session: ChatSession) -> None:
+        session.message_added.connect(self.chat.append_message)
+        session.live_changed.connect(self.chat.set_live)
+        session.reply_finished.connect(self.chat.append_message)
+        session.reply_finished.connect(self._after_reply)
+        session.shown_changed.connect(self.chat.set_messages)
+        session.busy_changed.connect(lambda _busy: self.update_buttons())
+        session.conversation_changed.connect(self._on_conversation)
+        session.stats_changed.connect(self.chat_status.show_stats)
+        session.trimmed.connect(self.chat_status.show_trimmed)
+
+    def _follow(self, active: ActiveModel) -> None:
+        active.leaving.connect(lambda died: self.session.runner_died() if died
+                               else self.session.stop())
+        active.in_use.connect(self._set_conversation_model)
+        active.planned.connect(self._show_model)
+        active.runner_state.connect(self._on_runner_state)
+        active.remote_ready.connect(self._on_remote_ready)
+        active.ready.connect(lambda: self._say_hello("The model is ready. Say hello."))
+        active.changed.connect(self.update_buttons)
+        self.session.server_failed.connect(active.server_failed)
+
+    def follow_sidebar(self, set_current: Callable[[int | None], None]) -> None:
+        """``set_current(conversation id)`` marks the conversation shown in the sidebar."""
+        self._current = set_current
+
+    # ---- what the model in use reports -------------------------------------------------------
+
+    def _say_hello(self, placeholder: str) -> None:
+        self.chat.set_placeholder(placeholder)
+        self.input.setFocus()
+
+    def _on_runner_state(self, state: RunnerState) -> None:
+        if state == RunnerState.STOPPED:
+            self.chat_status.set_context_size(0)
+
+    def _show_model(self, plan: object) -> None:
+        """What the chat takes from the model's header: its sampling defaults and its context
+        (a plan without its model, a test's, leaves Hearth's defaults)."""
+        model = getattr(plan, "model", None)
+        general = dict(getattr(model, "general", {}) or {})
+        self._set_defaults(model_defaults(general) if model is not None else CHAT_DEFAULTS,
+                           int(getattr(getattr(plan, "settings", None), "n_ctx", 0) or 0))
+
+    def _set_defaults(self, defaults: Sampling, context_size: int) -> None:
+        self.session.model_defaults = defaults
+        self.chat_settings.set_model_defaults(defaults)
+        self.session.context_size = context_size
+        self.chat_status.set_context_size(context_size)
+
+    def _on_remote_ready(self, model: RemoteModel) -> None:
+        # Nothing here knows the server model's defaults or context: the server applies its
+        # own, and nothing is trimmed on this side.
+        self._set_defaults(CHAT_DEFAULTS, 0)
+        endpoint = self.active.endpoint
+        server = endpoint.source.server if endpoint is not None else ""
+        self._say_hello(f"{model.model} on {server} is ready. Say hello.")
+
+    def _set_conversation_model(self, model: str) -> None:
+        """The model the conversation goes on with (a path, or a remote model's key)."""
+        self.session.transcript.model = model
+        if self.conversations is not None:
+            self.conversations.set_model(self.session.transcript)
+
+    # ---- conversations -------------------------------------------------------------------------
+
+    def new_conversation(self) -> None:
+        """A new, empty chat (Ctrl+N) with the model in use now."""
+        self.cancel_edit()
+        self.session.new_conversation(self.active.model_in_use)
+        self.input.setFocus()
+
+    def open_conversation(self, conv: Conversation) -> None:
+        self.cancel_edit()
+        self.session.open_conversation(conv)
+        model = conv.model
+        if model and model != self.active.current_key:
+            # The model it was written with is offered, not loaded: loading takes a while.
+            self._select_model(model)
+            if self.active.endpoint is not None:
+                remote = RemoteModel.from_key(model)
+                name = remote.model if remote is not None else os.path.basename(model)
+                self.notice.emit(f"This conversation was written with {name}; it goes on with "
+                                 f"the model in use now unless you switch.", 8000)
+
+    def conversation_deleted(self, conv_id: int) -> None:
+        if self.session.transcript.conversation_id == conv_id:
+            self.new_conversation()
+
+    def conversations_changed(self) -> None:
+        self._current(self.session.transcript.conversation_id)
+
+    def _on_chat_settings(self, system_prompt: str, sampling: Sampling) -> None:
+        self.session.set_chat_settings(system_prompt, sampling)
+
+    def _show_chat_settings(self) -> None:
+        settings = self.session.chat_settings()
+        self.chat_settings.set_values(settings.system_prompt, settings.sampling,
+                                      self.session.model_defaults)
+
+    def _on_conversation(self, transcript: Transcript) -> None:
+        self.chat.set_messages(transcript.messages)
+        self.chat_status.reset()
+        self._show_chat_settings()
+        self._current(transcript.conversation_id)
+        self.update_buttons()
+
+    # ---- chatting --------------------------------------------------------------------------
+
+    def send(self) -> None:
+        endpoint = self.active.endpoint
+        if endpoint is None:
+            return
+        self.chat_settings.flush()  # an edit still waiting on its timer counts for this reply
+        text = self.input.toPlainText()
+        if self._editing is not None:
+            sent = self._branched = self.session.edit_and_resend(self._editing, text, endpoint)
+        else:
+            sent = self.session.send(text, endpoint)
+        if sent:
+            self.input.clear()
+            self.cancel_edit()
+
+    def continue_reply(self) -> None:
+        messages = self.session.transcript.messages
+        endpoint = self.active.endpoint
+        if endpoint is not None and messages:
+            self.session.continue_reply(messages[-1], endpoint)
+
+    def _on_message_action(self, kind: str, message: Message) -> None:
+        if self.session.busy:
+            self.notice.emit("Wait for the reply to finish, or press Stop.", 4000)
+        elif kind == "edit":
+            self._editing = message
+            self.input.setPlainText(message.content)
+            self.input.setFocus()
+            self.edit_label.show()
+            self.update_buttons()
+        elif kind == "regenerate":
+            endpoint = self.active.endpoint
+            if endpoint is None:
+                self.notice.emit("Load a model to regenerate the reply.", 4000)
+                return
+            self.chat_settings.flush()
+            self._branched = self.session.regenerate(message, endpoint)
+        elif kind in ("prev", "next") and message.id is not None and message.siblings:
+            self._show_sibling(message, 1 if kind == "next" else -1)
+
+    def _show_sibling(self, message: Message, step: int) -> None:
+        assert message.id is not None
+        at = message.siblings.index(message.id) + step
+        conv = self.session.transcript.conversation_id
+        if self.conversations is not None and conv is not None and \
+                0 <= at < len(message.siblings):
+            self.conversations.show_branch(conv, message.siblings[at])
+
+    def _after_reply(self, _reply: Message) -> None:
+        """A new version was made: read the conversation again for its version links."""
+        conv = self.session.transcript.conversation_id
+        if self._branched and self.conversations is not None and conv is not None:
+            self.conversations.open(conv)  # queued after the reply's save on the store thread
+        self._branched = False
+
+    def cancel_edit(self) -> None:
+        if self._editing is not None:
+            self._editing = None
+            self.edit_label.hide()
+            self.update_buttons()
+
+    def escape(self) -> None:
+        """Esc stops a reply, or else leaves editing a message."""
+        if self.session.busy:
+            self.session.stop()
+        elif self._editing is not None:
+            self.cancel_edit()
+            self.input.clear()
+
+    @property
+    def can_stop(self) -> bool:
+        """Esc has something to stop or leave (else it is free for other widgets)."""
+        return self.session.busy or self._editing is not None
+
+    def update_buttons(self) -> None:
+        streaming = self.session.busy
+        ready = self.active.endpoint is not None
+        self.send_btn.setEnabled(ready and not streaming)
+        self.stop_btn.setEnabled(streaming)
+        self.continue_btn.setVisible(ready and not streaming and
+                                     can_continue(self.session.transcript))
+        self.updated.emit()
