@@ -33,6 +33,7 @@ from typing import Any
 
 from runner.limits import FLAGS, Limits
 from runner.logs import Throttle
+from runner.wire.shapes import SERVER_ERROR, error_body
 
 log = logging.getLogger(__name__)
 
@@ -153,8 +154,7 @@ def refusal(status: int, guard: ConnectionGuard) -> bytes:
         message = (f"The runner has as many connections as it takes ({guard.max_total}, "
                    f"{FLAGS['max_connections']}), each with a request in flight. Try again "
                    "shortly.")
-    body = json.dumps({"error": {"message": message, "type": "server_error",
-                                 "code": "too_many_connections", "param": None}}).encode()
+    body = json.dumps(error_body(message, SERVER_ERROR, "too_many_connections")).encode()
     reason = b"Too Many Requests" if status == 429 else b"Service Unavailable"
     return (b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
             b"connection: close\r\nretry-after: 1\r\n\r\n" % (status, reason, len(body)) + body)

@@ -30,6 +30,7 @@ from typing import Any
 
 from runner.limits import FLAGS, Limits
 from runner.logs import Throttle
+from runner.wire.shapes import error_body
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +40,6 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _throttle = Throttle()
-
-
-def error_body(message: str, type_: str, code: str | None) -> dict[str, Any]:
-    """OpenAI's error shape, for every error the runner answers."""
-    return {"error": {"message": message, "type": type_, "code": code, "param": None}}
 
 
 async def refuse(send: Send, status: int, message: str, code: str,

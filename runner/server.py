@@ -35,6 +35,7 @@ from runner.guards import error_body, guard
 from runner.limits import FLAGS, Limits
 from runner.settings import LoadSettings
 from runner.turn_formats import guess_format
+from runner.wire.shapes import health_body
 
 log = logging.getLogger(__name__)
 
@@ -284,11 +285,8 @@ def create_app(state: RunnerState, key: str | None, loopback_only: bool = True) 
 
     @app.get("/health")
     async def health() -> JSONResponse:
-        if state.status == "ok":
-            return JSONResponse({"status": "ok"})
-        if state.status == "error":
-            return JSONResponse({"status": "error", "message": state.message}, 500)
-        return JSONResponse({"status": "loading", "progress": round(state.progress, 4)}, 503)
+        body, status = health_body(state.status, state.progress, state.message)
+        return JSONResponse(body, status)
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:

@@ -32,6 +32,7 @@ import httpx2
 
 from app.runner_client.client import MAX_SSE_LINE_BYTES, StreamEnd, iter_sse
 from app.runner_client.lines import LineTooLong, bounded_lines
+from runner.wire.shapes import read_error
 
 log = logging.getLogger(__name__)
 
@@ -241,10 +242,10 @@ class RemoteStream:
                                     "JSON.") from None
             if not isinstance(event, dict):
                 continue
-            if event.get("error"):
-                err = event["error"]
-                text = err.get("message") if isinstance(err, dict) else err
-                raise ServerApiError(f"{self._name} stopped the reply with an error: {text}", 200)
+            err = read_error(event)
+            if err is not None:
+                raise ServerApiError(f"{self._name} stopped the reply with an error: "
+                                     f"{err.message}", 200)
             if event.get("usage"):
                 usage = event["usage"]
             for choice in event.get("choices") or ():
@@ -327,13 +328,8 @@ def _error_of(raw: bytes) -> tuple[str, str]:
         body = json.loads(raw)
     except ValueError:
         return "", ""
-    err = body.get("error") if isinstance(body, dict) else None
-    if isinstance(err, dict):
-        return str(err.get("message") or "")[:500], str(err.get("code") or "")
-    if isinstance(err, str):
-        return err[:500], ""
-    detail = body.get("detail") if isinstance(body, dict) else None
-    return (str(detail)[:500], "") if detail else ("", "")
+    err = read_error(body, limit=500)
+    return (err.message, err.code or "") if err is not None else ("", "")
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:

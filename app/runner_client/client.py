@@ -15,6 +15,7 @@ from typing import Any
 import httpx2
 
 from app.runner_client.lines import LineTooLong, bounded_lines
+from runner.wire.shapes import read_error, read_health
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +79,8 @@ class RunnerClient:
 
     def health(self) -> Health:
         resp = self._request("GET", "/health", expect=(200, 500, 503))
-        body = _json(resp)
-        return Health(status=str(body.get("status", "error")),
-                      progress=float(body.get("progress", 1.0 if resp.status_code == 200 else 0.0)),
-                      message=str(body.get("message", "")))
+        got = read_health(_json(resp), resp.status_code)
+        return Health(status=got.status, progress=got.progress, message=got.message)
 
     def status(self) -> dict[str, Any]:
         return _json(self._request("GET", "/runner/status"))
@@ -135,10 +134,9 @@ class ChatStream:
                 if data == "[DONE]":
                     break
                 event = json.loads(data)
-                if "error" in event:
-                    err = event["error"]
-                    raise RunnerApiError(500, str(err.get("message", "generation failed")),
-                                         err.get("code"))
+                err = read_error(event)
+                if err is not None:
+                    raise RunnerApiError(500, err.message or "generation failed", err.code)
                 if event.get("usage"):
                     usage = event["usage"]
                 for choice in event.get("choices", ()):
@@ -195,11 +193,11 @@ def _api_error(resp: httpx2.Response) -> RunnerError:
                                "that port; restart the model.")
     message, code = f"The runner answered HTTP {resp.status_code}.", None
     try:
-        err = resp.json().get("error", {})
-        message = str(err.get("message") or message)
-        code = err.get("code")
-    except (ValueError, AttributeError):
-        pass
+        err = read_error(resp.json())
+    except ValueError:
+        err = None
+    if err is not None:
+        message, code = err.message or message, err.code
     return RunnerApiError(resp.status_code, message, code)
 
 

@@ -12,6 +12,8 @@ when it is started by hand without ``--runtime``. Those rules live here, once:
 - :mod:`runner.wire.exits`: the runner's exit codes, which the app's fallback ladder acts on;
 - :mod:`runner.wire.splits`: llama.cpp's names for the parts of a split model
   (``-00001-of-00003.gguf``), for the library, the Hub's grouping, the loader and the dry run.
+- :mod:`runner.wire.shapes`: the shape of the runner's errors (OpenAI's) and of ``/health``,
+  made by the runner and read by the app.
 
 Standard library only, and nothing else of the runner: the GUI process imports it, and it must
 not pull llama.cpp, numpy or the server stack in (``lint-imports`` keeps it so). What needs more
