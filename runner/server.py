@@ -31,7 +31,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from runner.connections import is_loopback_peer
 from runner.grammar import GrammarInvalid, GrammarRefused, GrammarWorker, check_schema, schema_grammar
-from runner.guards import error_body, guard
+from runner.guards import Pacer, error_body, guard
 from runner.limits import FLAGS, Limits
 from runner.settings import LoadSettings
 from runner.turn_formats import guess_format
@@ -170,6 +170,7 @@ class RunnerState:
         self.chat_format = ""
         self.outbox: Any = None  # Outbox, made on the event loop at the first request
         self.connections: Any = None  # connections.ConnectionGuard, where the server counts them
+        self.pacer: Any = None  # guards.Pacer: request bodies read at a rate while generating
         self._prompts: ThreadPoolExecutor | None = None
 
     def ready(self, model: Any, scheduler: Any, load_seconds: float) -> None:
@@ -350,7 +351,9 @@ def create_app(state: RunnerState, key: str | None, loopback_only: bool = True) 
         _require_ready(state)
         return await _embeddings(state, body)
 
-    return guard(app, state.limits, key, loopback_only)
+    state.pacer = Pacer(state.limits.body_rate_mib * 2**20, lambda: bool(
+        state.scheduler is not None and state.scheduler.active_jobs > 0))
+    return guard(app, state.limits, key, loopback_only, state.pacer)
 
 
 # Bodies smaller than this are parsed on the event loop: a thread costs more than they do.
@@ -599,7 +602,8 @@ def runner_status(state: RunnerState, local: bool = True) -> dict[str, Any]:
         out["chat_format"] = state.chat_format
         out["memory"] = state.memory
         out["requests"] = {"total": sched.total_requests, "active": sched.active_jobs,
-                           "building_grammar": bool(state._grammars and state._grammars.building)}
+                           "building_grammar": bool(state._grammars and state._grammars.building),
+                           "paced_body_bytes": state.pacer.paced_bytes if state.pacer else 0}
         out["threads"] = sched.tuner.status()
         out["last_request"] = {
             "prompt_tokens": last.prompt_tokens,

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 RUNNER_LIMITS: dict[str, type] = {
     "max_body_mib": int,
     "body_timeout": float,
+    "body_rate_mib": float,
     "max_messages": int,
     "max_template_seconds": float,
     "max_prompt_mib": int,
