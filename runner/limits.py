@@ -48,9 +48,9 @@ class Limits:
     # While a reply is being generated, request bodies are read at most this fast, all
     # connections together (beyond a first 4 MiB at once, so an ordinary request never waits):
     # reading, parsing and refusing 32 MiB bodies back to back took four fifths of a 2-core
-    # machine's decode rate; at 24 MiB/s a stream keeps more than four fifths. A large value
-    # turns it off.
-    body_rate_mib: float = 24.0
+    # machine's decode rate; at 12 MiB/s a stream keeps more than four fifths (24 MiB/s did in
+    # one run of three: tests/bench/hostile.py). A large value turns it off.
+    body_rate_mib: float = 12.0
     # Messages in one chat request: each costs validation and template work in Python before the
     # context length is known, and a 32 MiB body holds a million empty ones.
     max_messages: int = 10_000
