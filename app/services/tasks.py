@@ -38,24 +38,49 @@ T = TypeVar("T")
 
 
 class _Relay(QObject):
-    succeeded = Signal(object)
-    failed = Signal(object)
+    """The one QObject every outcome travels through, made by the first TaskRunner (in the GUI
+    thread) and never freed. Not one per call: a QObject made per call was freed by the worker
+    thread that dropped the last reference to it, and its destructor, disconnecting under Qt's
+    signal-slot mutex, waited for the GIL while the GUI thread held the GIL and waited for that
+    mutex (a journey hung so in a fresh-clone run). Nor one per runner: a runner's last
+    reference may go on a worker thread too."""
+
+    delivered = Signal(object)  # (_Outcome, succeeded: bool, result or exception)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delivered.connect(self._dispatch)
+
+    def _dispatch(self, message: tuple[_Outcome[Any], bool, object]) -> None:
+        outcome, succeeded, value = message
+        if succeeded:
+            outcome._ok(value)
+        else:
+            outcome._err(value)
+
+
+_relay: list[_Relay] = []  # the one relay, once made (kept for the process's life)
+
+
+def _the_relay() -> _Relay:
+    if not _relay:
+        _relay.append(_Relay())
+    return _relay[0]
 
 
 class _Outcome(Generic[T]):
-    """Delivers one result on the GUI thread; keeps its relay alive until then."""
+    """Delivers one result on the GUI thread, through its runner's relay. Plain Python: whichever
+    thread frees it, no Qt object goes with it."""
 
     def __init__(self, owner: TaskRunner, on_ok: Callable[[T], None],
                  on_err: Callable[[Exception], None] | None, what: str,
                  token: CancelToken | None = None) -> None:
-        self.relay = _Relay()  # created here, so it lives in the caller's (GUI) thread
         self._owner = owner
+        self._relay = _the_relay()
         self._on_ok = on_ok
         self._on_err = on_err
         self._what = what
         self._token = token
-        self.relay.succeeded.connect(self._ok)
-        self.relay.failed.connect(self._err)
         owner._live.add(self)
 
     def _ok(self, result: object) -> None:
@@ -81,21 +106,27 @@ class _Outcome(Generic[T]):
         it, so the outcome is dropped instead of raising "Signal source has been deleted"."""
         return not shiboken6.isValid(self._owner)
 
+    def _send(self, succeeded: bool, value: object) -> None:
+        try:
+            self._relay.delivered.emit((self, succeeded, value))
+        except RuntimeError:
+            pass  # the application is being torn down: nobody to tell
+
     def deliver(self, fn: Callable[[], T], expected: tuple[type[BaseException], ...]) -> None:
         """Run ``fn`` (in a worker thread) and send its outcome to the GUI thread."""
         try:
             result = fn()
         except CancelledError as exc:
-            self.relay.failed.emit(exc)
+            self._send(False, exc)
         except Exception as exc:  # delivered to the caller, who shows it
             if isinstance(exc, expected):
                 log.info("%s failed: %s", self._what, exc)
             else:
                 # Unexpected: the traceback goes to the log file, where a bug report needs it.
                 log.error("%s failed", self._what, exc_info=True)
-            self.relay.failed.emit(exc)
+            self._send(False, exc)
         else:
-            self.relay.succeeded.emit(result)
+            self._send(True, result)
 
 
 class _Pool:
@@ -163,6 +194,7 @@ class TaskRunner(QObject):
         super().__init__(parent)
         self.name = name
         self._pool = _Pool(max_threads, name)
+        _the_relay()  # made here, in the GUI thread, before any worker needs it
         self._live: set[_Outcome[Any]] = set()
         self._jobs: set[CancelToken] = set()
 

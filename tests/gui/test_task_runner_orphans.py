@@ -46,3 +46,18 @@ def test_an_outcome_of_a_live_runner_arrives(qtbot: Any) -> None:
     got: list[str] = []
     tasks.run(lambda: "ok", got.append)
     qtbot.waitUntil(lambda: got == ["ok"], timeout=30_000)
+
+
+def test_no_qt_object_is_made_per_call(qtbot: Any) -> None:
+    """Each call's outcome is plain Python and all runners share one relay made in the GUI
+    thread: a QObject made per call was freed by a worker thread, whose destructor then waited
+    for the GIL under Qt's signal-slot mutex while the GUI thread waited for that mutex."""
+    first, second = TaskRunner(), TaskRunner()
+    got: list[str] = []
+    first.run(lambda: "a", got.append)
+    second.run(lambda: "b", got.append)
+    outcomes = list(first._live | second._live)
+    qtbot.waitUntil(lambda: sorted(got) == ["a", "b"], timeout=30_000)
+    relays = {id(value) for o in outcomes for value in vars(o).values()
+              if isinstance(value, QObject) and value is not o._owner}
+    assert len(relays) == 1, relays
