@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
 
 from app.chat.message import Message
 from app.chat.sampling import CHAT_DEFAULTS, Sampling, model_defaults
@@ -28,7 +28,7 @@ from app.services.runner_process import RunnerState
 from app.ui.chat_settings import ChatSettingsPanel
 from app.ui.chat_status import ChatStatus
 from app.ui.chat_view import ChatView
-from app.ui.common import plain_label
+from app.ui.common import named_button, plain_label
 
 
 class MessageBox(QPlainTextEdit):
@@ -46,14 +46,6 @@ class MessageBox(QPlainTextEdit):
             self._on_send()
             return
         super().keyPressEvent(e)
-
-
-def _button(text: str, tip: str = "") -> QPushButton:
-    button = QPushButton(text)
-    button.setAccessibleName(text)
-    if tip:
-        button.setToolTip(tip)
-    return button
 
 
 class ChatPanel(QWidget):
@@ -91,11 +83,11 @@ class ChatPanel(QWidget):
         self.input.setPlaceholderText("Type a message. Enter sends, Shift+Enter for a new line.")
         self.input.setAccessibleName("Message")
         self.input.setFixedHeight(84)
-        self.send_btn = _button("Send")
+        self.send_btn = named_button("Send")
         self.send_btn.clicked.connect(self.send)
-        self.stop_btn = _button("Stop", "Stop the reply (Esc); what it wrote so far is kept")
+        self.stop_btn = named_button("Stop", "Stop the reply (Esc); what it wrote so far is kept")
         self.stop_btn.clicked.connect(self.session.stop)
-        self.continue_btn = _button("Continue", "Let the model go on with its last reply, "
+        self.continue_btn = named_button("Continue", "Let the model go on with its last reply, "
                                     "which was cut")
         self.continue_btn.clicked.connect(self.continue_reply)
         buttons = QVBoxLayout()

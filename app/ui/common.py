@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QLabel,
     QMessageBox,
+    QPushButton,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -33,6 +34,15 @@ def plain_label(text: str = "", *, muted: bool = False, wrap: bool = True,
     if muted:
         label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
     return label
+
+
+def named_button(text: str, tip: str = "") -> QPushButton:
+    """A push button named for screen readers by its text, with an optional tooltip."""
+    button = QPushButton(text)
+    button.setAccessibleName(text)
+    if tip:
+        button.setToolTip(tip)
+    return button
 
 
 def heading_label(text: str, *, wrap: bool = False) -> QLabel:

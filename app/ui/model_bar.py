@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QProgressBar,
-    QPushButton,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -33,16 +32,8 @@ from app.remote.servers import RemoteModel
 from app.services.active_model import ActiveModel
 from app.services.protocols import LibraryLike, LocalModelsLike, RemoteLike
 from app.services.runner_process import RunnerState
-from app.ui.common import plain_label
+from app.ui.common import named_button, plain_label
 from app.ui.model_picker import ModelPicker
-
-
-def _button(text: str, tip: str = "") -> QPushButton:
-    button = QPushButton(text)
-    button.setAccessibleName(text)
-    if tip:
-        button.setToolTip(tip)
-    return button
 
 
 def _plain(wrap: bool = True) -> QLabel:
@@ -78,9 +69,9 @@ class ModelBar(QWidget):
         self._on_runner_state(active.runner.state)  # "No model loaded.", or what it is doing
 
     def _build(self) -> None:
-        self.load_btn = _button("Load")  # its name follows the text: Load, Switch or Use
+        self.load_btn = named_button("Load")  # its name follows the text: Load, Switch or Use
         self.load_btn.clicked.connect(self.load_selected)
-        self.unload_btn = _button("Unload")
+        self.unload_btn = named_button("Unload")
         self.unload_btn.clicked.connect(self.active.unload)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
@@ -97,7 +88,7 @@ class ModelBar(QWidget):
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status.setAccessibleName("Model status")
         # Shown when the runner died after it was ready: same model, last plan that worked.
-        self.restart_btn = _button("Restart model", "Load the same model again with the "
+        self.restart_btn = named_button("Restart model", "Load the same model again with the "
                                    "settings that worked; the conversation is kept.")
         self.restart_btn.clicked.connect(self.active.restart)
         self.restart_btn.hide()
@@ -127,7 +118,7 @@ class ModelBar(QWidget):
     def _build_base_note(self) -> None:
         # A base model may not follow instructions: say so, and offer its instruct version.
         self.base_label = plain_label()
-        self.base_btn = _button("Find the instruct version")
+        self.base_btn = named_button("Find the instruct version")
         self.base_btn.clicked.connect(self._find_instruct)
         base_row = QHBoxLayout()
         base_row.addWidget(self.base_label, 1)

@@ -74,6 +74,17 @@ class RecommendationCard(QFrame):
         self.verdict_label.setToolTip(verdict.tooltip())
         set_text_color(self.verdict_label, fit_color(self.palette(), verdict.fit))
 
+    def take_verdict(self, group_name: str, verdict: Verdict | str) -> bool:
+        """Show ``verdict`` (or why there is none) if it is for the file this card offers;
+        whether it was."""
+        if self.group is None or self.group.name != group_name:
+            return False
+        if isinstance(verdict, Verdict):
+            self.set_verdict(verdict)
+        else:
+            self.set_verdict(None, verdict)
+        return True
+
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton and \
                 self.rect().contains(event.position().toPoint()):

@@ -82,11 +82,7 @@ class RecommendedList(QWidget):
 
     def on_verdict(self, repo_id: str, group_name: str, verdict: VerdictOrWhy) -> None:
         card = self.cards.get(repo_id)
-        if card is not None and card.group is not None and card.group.name == group_name:
-            if isinstance(verdict, Verdict):
-                card.set_verdict(verdict)
-            else:
-                card.set_verdict(None, verdict)
+        if card is not None and card.take_verdict(group_name, verdict):
             self._update()
 
     def mark_unreachable(self, why: str) -> None:

@@ -166,11 +166,7 @@ class RecommendedSection(QWidget):
             return
         self._verdicts[(repo_id, group_name)] = verdict
         card = self._cards.get(repo_id)
-        if card is not None and card.group is not None and card.group.name == group_name:
-            if isinstance(verdict, Verdict):
-                card.set_verdict(verdict)
-            else:
-                card.set_verdict(None, verdict)
+        if card is not None and card.take_verdict(group_name, verdict):
             self._update()
 
     def _on_unreachable(self, line: str) -> None:
