@@ -18,8 +18,10 @@ from PySide6.QtWidgets import (
 
 from app.chat.render import mix
 from app.hub.verdict import Fit
+from app.ui.style.palette import roles
 
-_FIT_HUES = {Fit.GPU: "#1e9e4a", Fit.PARTIAL: "#2f7fd0", Fit.CPU: "#c98a00", Fit.NO_FIT: "#d0342c"}
+# The tone of each fit verdict (the chips' and the item views' colour; words always go with it).
+FIT_TONES = {Fit.GPU: "success", Fit.PARTIAL: "info", Fit.CPU: "warning", Fit.NO_FIT: "danger"}
 
 
 def plain_label(text: str = "", *, muted: bool = False, wrap: bool = True,
@@ -109,7 +111,10 @@ def human_tokens(n: int | None) -> str:
 
 
 def text_color(palette: QPalette, hue: str) -> QColor:
-    """The palette's text colour leaning towards ``hue``: readable on light and dark themes."""
+    """The palette's text colour leaning towards ``hue``: readable on light and dark themes.
+
+    Deprecated by the design system (issue 27): use a label's ``tone`` (style.components.set_tone)
+    or :func:`tone_color`; this goes once no widget passes a hue of its own."""
     text = palette.color(QPalette.ColorRole.WindowText).name()
     base = palette.color(QPalette.ColorRole.Base).name()
     dark = QColor(base).lightnessF() < QColor(text).lightnessF()
@@ -117,9 +122,18 @@ def text_color(palette: QPalette, hue: str) -> QColor:
     return QColor(mix(text, hue, 0.55 if dark else 0.7))
 
 
+def tone_color(tone: str, palette: QPalette | None = None) -> QColor:
+    """The token colour of ``tone`` (muted, success, warning, danger, info) in the scheme of
+    ``palette`` (the application's when None): for text an item view or a painter draws, where
+    the stylesheet's ``tone`` property cannot reach."""
+    c = roles(palette)
+    return QColor({"muted": c.muted_text, "success": c.success, "warning": c.warning,
+                   "danger": c.danger, "info": c.info}.get(tone, c.text))
+
+
 def fit_color(palette: QPalette, fit: Fit) -> QColor:
     """The colour hint for a fit verdict."""
-    return text_color(palette, _FIT_HUES[fit])
+    return tone_color(FIT_TONES[fit], palette)
 
 
 def set_text_color(label: QLabel, color: QColor | None) -> None:

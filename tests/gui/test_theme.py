@@ -17,6 +17,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.ui.icon import SIZES, app_icon, icons_dir
+from app.ui.style.tokens import DARK, LIGHT
 from app.ui.theme import ThemeController, dark_palette, is_dark, light_palette
 
 
@@ -44,6 +45,7 @@ def app(qapp: QApplication) -> Iterator[QApplication]:
     if hasattr(hints, "setColorScheme"):
         hints.setColorScheme(Qt.ColorScheme.Unknown)
     qapp.setStyle(before)
+    qapp.setStyleSheet("")
     qapp.setPalette(QPalette())
 
 
@@ -71,14 +73,15 @@ def test_the_palettes_are_what_they_say() -> None:
 
 def test_dark_and_light_are_forced_with_fusion(app: QApplication, theme: ThemeController,
                                               qtbot: Any) -> None:
-    native = window_color(app)
     watcher = _PaletteWatcher()
     qtbot.addWidget(watcher)
     watcher.show()
     with qtbot.waitSignal(theme.applied) as sig:
         theme.apply("dark")
     assert sig.args == ["dark"]
-    assert app.style().name().lower() == "fusion"
+    # The one stylesheet, made from the dark tokens, over Fusion (a stylesheet wraps the style,
+    # which then reports no name of its own).
+    assert DARK.raised_surface in app.styleSheet() and LIGHT.raised_surface not in app.styleSheet()
     assert window_color(app) == dark_palette().color(QPalette.ColorRole.Window).name()
     # Widgets get it on the next pass of the event loop, and are told (the chat view then
     # renders again).
@@ -87,12 +90,13 @@ def test_dark_and_light_are_forced_with_fusion(app: QApplication, theme: ThemeCo
     theme.apply("light")
     assert theme.effective == "light" and theme.theme == "light"
     assert window_color(app) == light_palette().color(QPalette.ColorRole.Window).name()
-    theme.apply("system")
-    assert app.style().name().lower() == "windows"  # the platform's own style again
-    assert window_color(app) == native
+    assert LIGHT.raised_surface in app.styleSheet()
+    theme.apply("system")  # Hearth's own look still, in the system's mode (light here)
+    assert window_color(app) == light_palette().color(QPalette.ColorRole.Window).name()
+    assert LIGHT.accent in app.styleSheet()
 
 
-def test_following_a_dark_system_without_a_dark_style(app: QApplication, theme: ThemeController,
+def test_following_a_dark_system(app: QApplication, theme: ThemeController,
                                                       scheme: dict[str, Qt.ColorScheme]) -> None:
     scheme["now"] = Qt.ColorScheme.Dark
     theme.apply("system")
@@ -128,7 +132,7 @@ def test_an_unknown_theme_follows_the_system(app: QApplication, theme: ThemeCont
     theme.apply("dark")
     theme.apply("neon")
     assert theme.theme == "system"
-    assert app.style().name().lower() == "windows"
+    assert theme.effective == "light"  # the system says light in this test
 
 
 # -- the application icon ---------------------------------------------------------------------

@@ -27,11 +27,12 @@ THEMES = {"light": LIGHT, "dark": DARK}
 # (foreground role, background role, minimum ratio): what a widget draws on what.
 PAIRS = [
     *((fg, bg, AA_NORMAL_TEXT)
-      for fg in ("text", "muted_text", "success", "warning", "danger")
+      for fg in ("text", "muted_text", "success", "warning", "danger", "info", "link")
       for bg in ("surface", "raised_surface")),
     ("on_accent", "accent", AA_NORMAL_TEXT),
     ("focus", "surface", AA_NON_TEXT),
     ("focus", "raised_surface", AA_NON_TEXT),
+    *((fg, "sunken", AA_NORMAL_TEXT) for fg in ("text", "muted_text")),
 ]
 
 

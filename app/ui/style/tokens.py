@@ -79,7 +79,9 @@ class ColorRoles:
     notices and errors, on either surface, and never the only sign (a word goes with them).
     ``focus`` is the keyboard focus ring, at least 3:1 against both surfaces. ``border`` is a
     separator line and is decorative: a control whose edge must be seen to be found needs
-    more than this border (WCAG 1.4.11).
+    more than this border (WCAG 1.4.11). ``info`` is a neutral notice and the "partly on the
+    GPU" verdict; ``link`` a link in text; ``sunken`` the fill of a code block
+    or a composer, one step away from the surface.
     """
 
     surface: str
@@ -93,6 +95,9 @@ class ColorRoles:
     danger: str
     focus: str
     border: str
+    info: str
+    link: str
+    sunken: str
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -106,7 +111,7 @@ LIGHT = ColorRoles(
     surface="#f4f2ef",
     raised_surface="#ffffff",
     text="#1f1d1b",
-    muted_text="#6f6b66",
+    muted_text="#625e59",
     accent="#bf5219",
     on_accent="#ffffff",
     success="#1e773c",
@@ -114,6 +119,9 @@ LIGHT = ColorRoles(
     danger="#b3261e",
     focus="#bf5219",
     border="#bdb8b2",
+    info="#1f5fa8",
+    link="#a8460f",
+    sunken="#ebe8e4",
 )
 
 # theme.py's dark palette: Window, Button (a raised control), Text, Mid and the ember accent.
@@ -132,7 +140,36 @@ DARK = ColorRoles(
     danger="#e0908a",
     focus="#d9692b",
     border="#5a5754",
+    info="#8ab8ec",
+    link="#f0a060",
+    sunken="#1f1e1d",
 )
+
+@dataclass(frozen=True)
+class ChartColors:
+    """Fills of the memory bars' segments (the model's weights, its KV cache, compute buffers,
+    the runtime's overhead, shared memory, other programs, the reserve kept free) and the
+    hardware bars' used and free parts. Graphics, not text: a legend with words always goes
+    with them."""
+
+    weights: str
+    kv: str
+    compute: str
+    overhead: str
+    shared: str
+    others: str
+    reserve: str
+    used: str
+    free: str
+    over: str
+
+
+CHART_LIGHT = ChartColors(weights="#3f7fd0", kv="#2aa37a", compute="#e0902a", overhead="#b5653a",
+                          shared="#9a63c4", others="#8c8c8c", reserve="#bdbdbd", used="#d9822b",
+                          free="#3d9970", over="#d0342c")
+CHART_DARK = ChartColors(weights="#5b95de", kv="#3bb98d", compute="#e9a24a", overhead="#c77a50",
+                         shared="#b07fd6", others="#8a8784", reserve="#5f5c59", used="#e39448",
+                         free="#4fb083", over="#e0605a")
 
 SPACING = Spacing()
 RADII = Radii()
@@ -142,3 +179,8 @@ TYPE = TypeScale()
 def colors(scheme: Scheme) -> ColorRoles:
     """The colour roles of ``scheme``."""
     return DARK if scheme == "dark" else LIGHT
+
+
+def chart(scheme: Scheme) -> ChartColors:
+    """The chart fills of ``scheme``."""
+    return CHART_DARK if scheme == "dark" else CHART_LIGHT
