@@ -90,6 +90,10 @@ class AppSettings:
     runtime: str = ""
     window_geometry: bytes | None = None  # QWidget.saveGeometry()
     window_state: bytes | None = None  # QMainWindow.saveState()
+    splitter_state: bytes | None = None  # the chat page's QSplitter.saveState()
+    # The window's language: "system" (the system's, where Hearth speaks it) or a code of
+    # app/ui/lang.LANGUAGES ("en", "de").
+    language: str = "system"
     # The runner's request and connection limits that differ from its defaults, by name
     # (app/runner_client/limits.py): set by hand in the file, for the rare server that needs
     # more; a person never meets the defaults in normal use.
@@ -140,6 +144,8 @@ def to_json(settings: AppSettings) -> dict[str, Any]:
         "runtime": settings.runtime,
         "window_geometry": _b64(settings.window_geometry),
         "window_state": _b64(settings.window_state),
+        "splitter_state": _b64(settings.splitter_state),
+        "language": settings.language,
         "runner_limits": dict(settings.runner_limits),
     }
 
@@ -198,6 +204,8 @@ def from_json(data: object, steps: Mapping[int, Migration] | None = None,
         runtime=pick("runtime", _is_runtime_name, default.runtime),
         window_geometry=_unb64(d.get("window_geometry"), "window_geometry"),
         window_state=_unb64(d.get("window_state"), "window_state"),
+        splitter_state=_unb64(d.get("splitter_state"), "splitter_state"),
+        language=pick("language", _is_language, default.language),
         runner_limits=_limits(d.get("runner_limits")),
     )
 
@@ -259,6 +267,11 @@ def _set_aside(path: Path, suffix: str) -> Path | None:
     return target
 
 
+def _is_language(v: Any) -> bool:
+    # "system" or a short language code; which codes Hearth speaks is the window's business.
+    return isinstance(v, str) and (v == "system" or (2 <= len(v) <= 8 and v.replace("-", "").isalpha()))
+
+
 def _is_runtime_name(v: Any) -> bool:
     # A folder name or path (the settings file is the user's, not trusted to be sane).
     return isinstance(v, str) and len(v) < 4096 and "\0" not in v
@@ -279,7 +292,9 @@ def _problems(s: AppSettings) -> list[str]:
     for name in ("share_runner", "first_run_done"):
         if not isinstance(getattr(s, name), bool):
             problems.append(f"{name} must be true or false")
-    for name in ("window_geometry", "window_state"):
+    if not _is_language(s.language):
+        problems.append(f"the language must be \"system\" or a language code, not {s.language!r}")
+    for name in ("window_geometry", "window_state", "splitter_state"):
         if not isinstance(getattr(s, name), bytes | None):
             problems.append(f"{name} must be bytes")
     if not isinstance(s.runner_limits, dict):

@@ -110,3 +110,14 @@ def test_every_icon_is_shipped_with_its_licence() -> None:
     assert "ISC" in (folder / "LICENSE").read_text()
     for file_name in NAMES.values():  # tinted by replacing currentColor: it must be there
         assert "currentColor" in (folder / f"{file_name}.svg").read_text()
+
+
+def test_the_language_and_splitter_are_remembered(tmp_path: Path) -> None:
+    from app.settings import AppSettings, load_settings, save_settings
+
+    path = tmp_path / "settings.json"
+    save_settings(AppSettings(language="de", splitter_state=b"\x00\x01"), path)
+    back = load_settings(path)
+    assert back.language == "de" and back.splitter_state == b"\x00\x01"
+    path.write_text(path.read_text().replace('"de"', '"<script>"'))
+    assert load_settings(path).language == "system"  # a foreign value falls back
