@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QCoreApplication, QObject
+    from PySide6.QtWidgets import QWidget
 
     from app.runtimes.select import RuntimeSelection
     from app.services.active_model import ActiveModel
@@ -38,8 +39,7 @@ if TYPE_CHECKING:
     from app.services.tuning import TuningService
     from app.services.workers import WorkersService
     from app.settings import AppSettings
-    from app.ui.discover import DiscoverTab
-    from app.ui.main_window import MainWindow
+    from app.ui.main_window import LazyPage, MainWindow
 
 log = logging.getLogger("app")
 
@@ -141,6 +141,12 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
     from app.ui.theme import ThemeController
 
     settings = load_settings()
+    from app.ui.lang import install_language
+
+    # Before any window or dialog is built (the start-up questions included): Qt reads the
+    # translation as each widget is made. HEARTH_LANGUAGE overrides the saved choice for this
+    # run (the tests set "en", so they read the same words on every machine).
+    install_language(app, os.environ.get("HEARTH_LANGUAGE") or settings.language)
     from app.runtimes.select import RuntimeSelection
 
     # --runtime for this run only; else the saved choice, else HEARTH_RUNTIME or automatic.
@@ -169,10 +175,14 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
         outcome, window, problems.print_and_show if check_start else problems.tell_person))
     if settings.window_geometry:
         window.restoreGeometry(QByteArray(settings.window_geometry))
+    window.restore_splitter(settings.splitter_state)  # the chat page's columns, as left
 
     def show_error(text: str) -> None:
-        QMessageBox.critical(window, "Hearth: unexpected error",
-                             f"{text}\n\nDetails are in the log file. Your conversation is saved.")
+        from app.ui.lang import tr
+
+        QMessageBox.critical(window, tr("Hearth: unexpected error"),
+                             tr("{error}\n\nDetails are in the log file. Your conversation is "
+                                "saved.").format(error=text))
 
     install_excepthooks(show_error)
     if model:
@@ -182,6 +192,20 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
     window.show()
     instance.serve(window)
     return _run_until_closed(app, gui, check_start)
+
+
+def _start_check_line() -> str:
+    """What ``--check-start`` says of the window's language and icons (an installed package is
+    checked with it): Hearth's catalog and Qt's own, and how many icons are drawn."""
+    from PySide6.QtCore import QCoreApplication
+
+    from app.ui.lang import current_language, tr
+    from app.ui.style.icons import NAMES, icon
+
+    drawn = sum(not icon(name).isNull() for name in NAMES)
+    qt_cancel = QCoreApplication.translate("QPlatformTheme", "Cancel")
+    return (f"hearth: language {current_language()}: {tr('Settings')}, {qt_cancel}; "
+            f"icons {drawn}/{len(NAMES)}")
 
 
 def _run_until_closed(app: QCoreApplication, gui: Gui, check_start: bool) -> int:
@@ -194,6 +218,7 @@ def _run_until_closed(app: QCoreApplication, gui: Gui, check_start: bool) -> int
     if check_start:
         def shown() -> None:  # the first turn of the event loop: the window is on screen
             print("hearth: window shown", flush=True)
+            print(_start_check_line(), flush=True)
             # Opening the library is part of starting (a damaged one is set aside and told).
             gui.store.when_opened(lambda _outcome: app.quit())
 
@@ -201,9 +226,10 @@ def _run_until_closed(app: QCoreApplication, gui: Gui, check_start: bool) -> int
     try:
         return int(app.exec())
     finally:
-        try:  # the window comes back where the user left it
+        try:  # the window and the chat page's columns come back as the user left them
             save_settings(gui.settings().with_changes(
-                window_geometry=bytes(gui.window.saveGeometry().data())))
+                window_geometry=bytes(gui.window.saveGeometry().data()),
+                splitter_state=gui.window.splitter_state()))
         except OSError as exc:
             log.warning("could not save the window's size and place: %s", exc)
         gui.close()
@@ -466,33 +492,49 @@ def _getting_models(parent: QObject, core: _Core) -> _Models:
 
 
 def _main_window(parent: QObject, core: _Core, models: _Models,
-                 runner_flags: list[str] | None) -> tuple[MainWindow, DiscoverTab]:
+                 runner_flags: list[str] | None) -> tuple[MainWindow, LazyPage]:
     """The window with its tabs, the model in use it observes, and the Offload dialog."""
     from app.services.active_model import ActiveModel
-    from app.ui.discover import DiscoverTab
-    from app.ui.downloads_view import DownloadsView
-    from app.ui.hardware_panel import HardwarePanel
+    from app.ui.lang import tr
     from app.ui.library_view import LibraryView
-    from app.ui.main_window import MainWindow
+    from app.ui.main_window import LazyPage, MainWindow
     from app.ui.offload_dialog import offload_opener
+
+    def make_discover() -> QWidget:
+        from app.ui.discover import DiscoverTab
+
+        return DiscoverTab(models.hub, models.downloads)
+
+    def make_downloads() -> QWidget:
+        from app.ui.downloads_view import DownloadsView
+
+        return DownloadsView(models.downloads)
+
+    def make_hardware() -> QWidget:
+        from app.ui.hardware_panel import HardwarePanel
+
+        return HardwarePanel(core.hardware)
 
     active = ActiveModel(core.runner, core.loader, remote=core.remote,
                          runner_flags=runner_flags, parent=parent)
-    discover = DiscoverTab(models.hub, models.downloads)
-    downloads_view = DownloadsView(models.downloads)
+    # Out of sight at start: made when first shown or used (app/ui/main_window.py's LazyPage).
+    # The library stays eager: it shows the scan compose() starts, as it comes.
+    discover, downloads_view = LazyPage(make_discover), LazyPage(make_downloads)
     # "Use in chat" selects the model in the window made just below.
     library_view = LibraryView(models.local, on_use=lambda path: window.use_model(path))
     window = MainWindow(core.runner, core.loader, core.session, core.library,
-                        hardware_panel=HardwarePanel(core.hardware), runner_flags=runner_flags,
+                        hardware_panel=LazyPage(make_hardware), runner_flags=runner_flags,
                         local_models=models.local, conversations=core.conversations,
-                        model_tabs=[(discover, "Discover"), (library_view, "Models"),
-                                    (downloads_view, "Downloads")], remote=core.remote,
+                        model_tabs=[(discover, tr("Discover")), (library_view, tr("Models")),
+                                    (downloads_view, tr("Downloads"))], remote=core.remote,
                         active=active)
-    discover.queued.connect(lambda _id: window.tabs.setCurrentWidget(downloads_view))
+    discover.when_built(lambda tab: tab.queued.connect(  # type: ignore[attr-defined]
+        lambda _id: window.tabs.setCurrentWidget(downloads_view)))
 
     def find_instruct(query: str) -> None:  # a base model is loaded: its instruct version
-        discover.search_edit.setText(query)
-        discover.search()
+        tab = discover.page()
+        tab.search_edit.setText(query)  # type: ignore[attr-defined]
+        tab.search()  # type: ignore[attr-defined]
         window.tabs.setCurrentWidget(discover)
 
     window.find_instruct.connect(find_instruct)
@@ -537,7 +579,7 @@ def _settings_opener(core: _Core, models: _Models, current: list[AppSettings],
 
 
 def _first_start(core: _Core, models: _Models, current: list[AppSettings],
-                 window: MainWindow, discover: DiscoverTab) -> None:
+                 window: MainWindow, discover: LazyPage) -> None:
     """The first-run page in front of the tabs; leaving it is remembered in the settings."""
     from app.settings import save_settings
     from app.ui.welcome import WelcomePage
@@ -551,7 +593,7 @@ def _first_start(core: _Core, models: _Models, current: list[AppSettings],
             log.warning("could not save the settings: %s", exc)
 
     def browse(repo_id: str) -> None:
-        discover.open_repo(repo_id)
+        discover.page().open_repo(repo_id)  # type: ignore[attr-defined]
         window.tabs.setCurrentWidget(discover)
 
     page = WelcomePage(models.hub, models.downloads, core.hardware, local=models.local)

@@ -95,6 +95,16 @@ class Text(str):
         return fill(translate(self.template, self.n), args, n=self.n, number=number)
 
 
+class TextError(Exception):
+    """An exception whose message a person reads: ``str()`` returns the :class:`Text` itself
+    (``Exception.__str__`` would copy it into a plain ``str`` and lose its translation), so the
+    window can translate ``str(exc)``. Use it as the first base: ``class E(TextError, ValueError)``."""
+
+    def __str__(self) -> str:
+        message = self.args[0] if len(self.args) == 1 else None
+        return message if isinstance(message, Text) else super().__str__()
+
+
 def T_(template: str, disambiguation: str | None = None, count: int = -1, /,
        **args: object) -> Text:
     """Mark ``template`` (a string literal) for translation and fill it: ``T_("{count} files",

@@ -24,6 +24,8 @@ os.environ["HEARTH_MODELS_DIR"] = os.path.join(os.environ["HEARTH_HOME"], "model
 # The runner's own llama-cpp-python libraries, whatever runtimes this checkout has built: the
 # runtime tests (tests/integration/test_runtimes.py) name the runtime they exercise.
 os.environ["HEARTH_RUNTIME"] = "built-in"
+# One language whatever the machine's: a started Hearth (--check-start) speaks English.
+os.environ["HEARTH_LANGUAGE"] = "en"
 
 
 @pytest.fixture

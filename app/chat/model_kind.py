@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.i18n import T_
+
 _BASE = re.compile(r"(?:^|[-_ .])(base|pt|pretrain(?:ed)?)(?:$|[-_ .])", re.IGNORECASE)
 _TUNED = re.compile(r"(?:^|[-_ .])(it|instruct|chat|sft|dpo|rlhf|assistant)(?:$|[-_ .])",
                     re.IGNORECASE)
@@ -35,14 +37,30 @@ def base_model_note(name: str, has_template: bool, general: Mapping[str, Any],
     base = any(_BASE.search(n) for n in names if n)
     if has_template and (tuned or not base):
         return None
-    shown = name or file_name or "This model"
-    why = "has no chat template" if not has_template else "is named as a base model"
     basename = str(general.get("general.basename") or "") or _strip_base(name or file_name)
     search = f"{basename} instruct".strip()
-    return BaseModelNote(
-        f"{shown} {why}: it looks like a base model, which continues text rather than "
-        f"following instructions, so its replies may ramble or ignore what you ask. Its "
-        f"instruct version (often named “-it” or “-Instruct”) is made for chatting.", search)
+    shown = name or file_name
+    # One whole sentence per case (a translator words each on its own); "this model" when the
+    # header and the file give no name.
+    if not has_template:
+        text = T_("{model} has no chat template: it looks like a base model, which continues "
+                  "text rather than following instructions, so its replies may ramble or ignore "
+                  "what you ask. Its instruct version (often named “-it” or “-Instruct”) is made "
+                  "for chatting.", model=shown) if shown else \
+            T_("This model has no chat template: it looks like a base model, which continues "
+               "text rather than following instructions, so its replies may ramble or ignore "
+               "what you ask. Its instruct version (often named “-it” or “-Instruct”) is made "
+               "for chatting.")
+    else:
+        text = T_("{model} is named as a base model: it looks like a base model, which "
+                  "continues text rather than following instructions, so its replies may ramble "
+                  "or ignore what you ask. Its instruct version (often named “-it” or "
+                  "“-Instruct”) is made for chatting.", model=shown) if shown else \
+            T_("This model is named as a base model: it looks like a base model, which "
+               "continues text rather than following instructions, so its replies may ramble "
+               "or ignore what you ask. Its instruct version (often named “-it” or "
+               "“-Instruct”) is made for chatting.")
+    return BaseModelNote(text, search)
 
 
 def _strip_base(name: str) -> str:

@@ -11,8 +11,9 @@ network, so the HTML made here holds nothing that names a resource:
 - fenced code is coloured by Pygments with inline styles (no stylesheet to fetch).
 
 Qt's rich text understands only a subset of HTML 4 and CSS 2, so every colour comes inline from
-a :class:`Theme`, which the view builds from its palette: the transcript stays readable in light
-and dark themes.
+a :class:`Theme`, which the window builds from the design tokens of the scheme on screen (this
+package holds no colour and imports no ``app.ui``), and every word around a message from its
+:class:`Words` (translated by the window).
 """
 
 from __future__ import annotations
@@ -20,28 +21,30 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
 
 from app.chat.fold import fold
 from app.chat.message import Message
 from app.chat.source import ReplySource
 from app.chat.streaming import Reasoned, split_reasoning
 
+if TYPE_CHECKING:  # markdown-it and Pygments are imported when the first message is rendered:
+    # a tenth of a second that the window's start need not wait for (it shows no message yet)
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexer import Lexer
+
 ALLOWED_SCHEMES = frozenset({"http", "https", "mailto"})
-ACTION_SCHEME = "hearth"  # the view's own links: copy, edit, regenerate, versions, reasoning
+ACTION_SCHEME = "hearth"  # the view's own links: copy code, reasoning, "Show all"
+# Room before a code block's "Copy" word where the view paints the copy icon (the link's own
+# text, so that a click on the icon is a click on the link).
+COPY_ICON_ROOM = "&nbsp;" * 6
 CURSOR_MARK = "▍"  # shown at the end of a reply while it streams
-MESSAGE_GAP_PX = 14  # space above each message's name line
+MESSAGE_GAP_PX = 24  # space above each message's name line (the view draws blocks in it)
 NAME_GAP_PX = 2  # space between a name and its message
 # Collapsed cell borders cost Qt about half a millisecond a cell to lay out and paint (a 30 x 13
 # table: 230 ms here); a grid drawn by the table's colour showing through one pixel of cell
@@ -61,44 +64,78 @@ WHOLE_INLINE_CHARS = 100_000
 LIGHT_CODE_STYLE = "default"
 DARK_CODE_STYLE = "github-dark"
 
-_NAMES = {"user": "You", "assistant": "Assistant", "system": "System"}
 _HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
 _MIN_LINK_CONTRAST = 80  # luma difference between a link and the base it is read on
 
 
 @dataclass(frozen=True)
+class Words:
+    """The words the transcript shows around a message, in the person's language.
+
+    English here (this package has no Qt, so no translator); the view passes the translated
+    templates. ``{placeholders}`` are filled here, numbers already formatted.
+    """
+
+    you: str = "You"
+    assistant: str = "Assistant"
+    system: str = "System"
+    copy_code: str = "Copy"
+    code: str = "Code"  # the label of a code block without a language
+    image: str = "[image]"
+    image_alt: str = "[image: {alt}]"
+    thinking: str = "Thinking… ({count} characters)"
+    reasoning: str = "Reasoning ({count} characters)"
+    show_all: str = "Show all ({count} characters)"
+    show_all_window: str = "Show all in a window ({count} characters)"
+    show_less: str = "Show less"
+    speed: str = "{speed} tokens/s"
+    sent_whole: str = "{source} (sent whole: the server does not stream)"
+
+
+ENGLISH = Words()
+
+
+@dataclass(frozen=True)
 class Theme:
-    """The colours of the transcript, as ``#rrggbb`` strings."""
+    """The colours of the transcript, as ``#rrggbb`` strings, and its words.
+
+    No colour is fixed here: the window builds its theme from the design tokens of the scheme
+    on screen (app/ui/chat_view.py), so the transcript matches every other screen.
+    """
 
     text: str
     base: str  # the view's background
     link: str
     user: str  # the "You" name line
-    assistant: str  # the "Assistant" name line
+    assistant: str  # the model's name line
     note: str  # "Stopped.", "The model runner stopped…"
-    muted: str  # the placeholder
+    muted: str  # the placeholder, labels, the line under a reply
     code_bg: str  # behind code blocks and inline code
     border: str  # table rules
     dark: bool  # picks the Pygments style
+    words: Words = field(default=ENGLISH, compare=False)
 
     @classmethod
-    def from_colors(cls, text: str, base: str, link: str, muted: str) -> Theme:
-        """A theme derived from the four colours every palette has (text, base, link, muted).
-
-        The rest is mixed from them rather than fixed, so it keeps its contrast on any base.
-        """
+    def from_colors(cls, text: str, base: str, link: str, muted: str, *,
+                    accent: str | None = None, danger: str | None = None,
+                    code_bg: str | None = None, border: str | None = None,
+                    words: Words = ENGLISH) -> Theme:
+        """A theme from the colours of a palette or of the design tokens (text, base, link,
+        muted; the others are mixed from these when not given, so they keep their contrast on
+        any base)."""
         dark = _luma(base) < _luma(text)
         if abs(_luma(link) - _luma(base)) < _MIN_LINK_CONTRAST:
             # Some palettes keep a dark blue link in a dark theme: pull it towards the text.
             link = mix(link, text, 0.6)
         return cls(
             text=text, base=base, link=link, muted=muted,
-            user=link,
-            assistant=mix(text, "#c08030", 0.45),  # a warm name, as light as the text around it
-            note=mix(text, "#d04a3a", 0.6),
-            code_bg=mix(base, text, 0.14 if dark else 0.06),
-            border=mix(base, text, 0.3),
+            user=text,
+            assistant=accent or link,
+            note=danger or mix(text, link, 0.5),
+            code_bg=code_bg or mix(base, text, 0.14 if dark else 0.06),
+            border=border or mix(base, text, 0.3),
             dark=dark,
+            words=words,
         )
 
 
@@ -114,10 +151,6 @@ def mix(a: str, b: str, t: float) -> str:
 def _luma(color: str) -> float:
     r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
     return 0.299 * r + 0.587 * g + 0.114 * b
-
-
-LIGHT = Theme.from_colors(text="#1f1f1f", base="#ffffff", link="#1a5fb4", muted="#7a7a7a")
-DARK = Theme.from_colors(text="#e6e6e6", base="#1e1e1e", link="#78aeed", muted="#8f8f8f")
 
 
 def link_allowed(url: str) -> bool:
@@ -140,14 +173,16 @@ def escape_text(text: str) -> str:
 # ---- Markdown ----------------------------------------------------------------------------------
 
 
-class _Parser(MarkdownIt):
-    def validateLink(self, url: str) -> bool:
-        # Accept every target at parse time so that a refused link or image still renders as
-        # its text, not as its Markdown source: the render rules decide what becomes a link.
-        return True
-
-
 def _make_parser(*, breaks: bool = True) -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    class _Parser(MarkdownIt):
+        def validateLink(self, url: str) -> bool:
+            # Accept every target at parse time so that a refused link or image still renders
+            # as its text, not as its Markdown source: the render rules decide what becomes a
+            # link.
+            return True
+
     # CommonMark plus the two extensions models use all the time; raw HTML stays text. A chat
     # model's single newline is a line break it meant (``breaks``: <br />), as chat apps show
     # it; a document (a model card) keeps CommonMark's soft breaks.
@@ -169,12 +204,15 @@ def _make_parser(*, breaks: bool = True) -> MarkdownIt:
 
 def _theme(env: Any) -> Theme:
     theme = env.get("theme") if isinstance(env, dict) else None
-    return theme if isinstance(theme, Theme) else LIGHT
+    if not isinstance(theme, Theme):
+        raise TypeError("render_markdown needs a Theme")
+    return theme
 
 
 def _render_image(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
     alt = self.renderInlineAsText(tokens[idx].children, options, env).strip()
-    return escape_text(f"[image: {alt}]" if alt else "[image]")
+    words = _theme(env).words
+    return escape_text(words.image_alt.format(alt=alt) if alt else words.image)
 
 
 def _render_link_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
@@ -208,16 +246,21 @@ def _render_fence(self: Any, tokens: Sequence[Token], idx: int, options: Any, en
         # is not http, https or mailto, so "hearth:" can only come from here.
         message, n = copy[0], copy[1] + env.setdefault("fences", 0)
         env["fences"] += 1
-        label = f"{html.escape(lang, quote=False)} · " if lang else ""
-        head = (f'<p style="margin-top:6px; margin-bottom:0px; color:{theme.muted}">{label}'
-                f'<a href="{ACTION_SCHEME}:copy-code/{message}/{n}" style="color:{theme.muted}">'
-                f'Copy code</a></p>\n')
+        # A header bar on the code's own background: the language, then the copy link (the
+        # view paints a copy icon in the room the non-breaking spaces leave before its word).
+        label = html.escape(lang or theme.words.code, quote=False)
+        head = (f'<p style="margin-top:8px; margin-bottom:0px; background-color:{theme.code_bg}; '
+                f'color:{theme.muted}; font-size:small">&nbsp;{label}&nbsp;&nbsp;&nbsp;&nbsp;'
+                f'<a href="{ACTION_SCHEME}:copy-code/{message}/{n}" style="color:{theme.muted}; '
+                f'text-decoration:none">{COPY_ICON_ROOM}'
+                f'{escape_text(theme.words.copy_code)}</a>&nbsp;</p>\n')
     # A <pre> block, not a one-cell table (which would give it padding): every table is a frame,
     # and Qt walks all of a document's frames on each change, so a transcript of many code
     # blocks would make each streamed update slower. pre-wrap: a long line wraps instead of
     # widening the whole transcript.
+    top = "; margin-top:0px" if head else ""
     return head + (f'<pre style="background-color:{theme.code_bg}; color:{theme.text}; '
-                   f'white-space:pre-wrap">{highlight_code(code, lang, theme.dark)}</pre>\n')
+                   f'white-space:pre-wrap{top}">{highlight_code(code, lang, theme.dark)}</pre>\n')
 
 
 def _render_code_inline(self: Any, tokens: Sequence[Token], idx: int, options: Any,
@@ -263,15 +306,22 @@ def _render_blockquote_open(self: Any, tokens: Sequence[Token], idx: int, option
     return f'<blockquote style="color:{_theme(env).muted}">\n'
 
 
-_md = _make_parser()
-_doc_md = _make_parser(breaks=False)
-# Code blocks are found by the block rules alone: inline parsing is most of the cost of a big
-# reply, and a code block's text never depends on it.
-_blocks_md = _make_parser().disable("inline")
+@lru_cache(maxsize=3)
+def _parser(kind: str) -> MarkdownIt:
+    """The parsers, made on first use: "reply", "doc" (CommonMark's soft breaks) or "blocks"
+    (block structure only, for the code blocks' list)."""
+    if kind == "blocks":
+        # Code blocks are found by the block rules alone: inline parsing is most of the cost
+        # of a big reply, and a code block's text never depends on it.
+        return _make_parser().disable("inline")
+    return _make_parser(breaks=kind == "reply")
 
 
 @lru_cache(maxsize=64)
 def _lexer(lang: str) -> Lexer | None:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_by_name(lang, stripnl=False, ensurenl=False)
     except ClassNotFound:
@@ -280,6 +330,8 @@ def _lexer(lang: str) -> Lexer | None:
 
 @lru_cache(maxsize=2)
 def _formatter(dark: bool) -> HtmlFormatter[str]:
+    from pygments.formatters import HtmlFormatter
+
     return HtmlFormatter(noclasses=True, nowrap=True,
                          style=DARK_CODE_STYLE if dark else LIGHT_CODE_STYLE)
 
@@ -295,10 +347,12 @@ def highlight_code(code: str, lang: str, dark: bool) -> str:
     lexer = _lexer(lang.lower()) if lang else None
     if lexer is None:
         return html.escape(code, quote=False)
+    from pygments import highlight
+
     return highlight(code, lexer, _formatter(dark)).removesuffix("\n")
 
 
-def render_markdown(text: str, theme: Theme = LIGHT, copy: tuple[int, int] | None = None, *,
+def render_markdown(text: str, theme: Theme, copy: tuple[int, int] | None = None, *,
                     breaks: bool = True) -> str:
     """Markdown from a model as safe HTML for Qt (see the module's notes).
 
@@ -306,50 +360,64 @@ def render_markdown(text: str, theme: Theme = LIGHT, copy: tuple[int, int] | Non
     each fenced code block. ``breaks``: a single newline in a paragraph is a line break (a
     reply); False joins the lines as CommonMark does (a document such as a model card).
     """
-    return (_md if breaks else _doc_md).render(text, {"theme": theme, "copy": copy})
+    return _parser("reply" if breaks else "doc").render(text, {"theme": theme, "copy": copy})
 
 
-def code_blocks(text: str) -> list[str]:
+def code_blocks(text: str, reasoning: bool = True) -> list[str]:
     """The code blocks of a reply's answer (fenced or indented), in order: what each "Copy
-    code" link copies."""
-    answer = split_reasoning(text).answer
+    code" link copies. ``reasoning``: a reply's reasoning is split off first (not a user's
+    message, which is shown whole)."""
+    answer = split_reasoning(text).answer if reasoning else text
     return [t.content[:-1] if t.content.endswith("\n") else t.content
-            for t in _blocks_md.parse(answer) if t.type in ("fence", "code_block")]
+            for t in _parser("blocks").parse(answer) if t.type in ("fence", "code_block")]
 
 
 # ---- Messages ----------------------------------------------------------------------------------
 
 
-def render_name(role: str, theme: Theme = LIGHT) -> str:
-    """The name line above a message ("You", "Assistant")."""
-    who = _NAMES.get(role, role)
-    color = theme.user if role == "user" else theme.assistant
+def message_name(m: Message, words: Words = ENGLISH) -> str:
+    """Who wrote a message: "You", the model that wrote a reply (its file or its server's
+    model), or "Assistant" for a reply that does not say."""
+    if m.role == "user":
+        return words.you
+    if m.role == "assistant":
+        source = ReplySource.from_meta(m.meta)
+        return source.label() if source is not None else words.assistant
+    return words.system if m.role == "system" else m.role
+
+
+def render_name(m: Message, theme: Theme) -> str:
+    """The name line above a message ("You", the model's name). The view paints the role's
+    icon in the room its block format leaves on the left."""
+    color = theme.user if m.role == "user" else theme.assistant
     return (f'<p style="margin-top:{MESSAGE_GAP_PX}px; margin-bottom:{NAME_GAP_PX}px">'
-            f'<span style="font-weight:600; color:{color}">{escape_text(who)}</span></p>\n')
+            f'<span style="font-weight:600; color:{color}">'
+            f"{escape_text(message_name(m, theme.words))}</span></p>\n")
 
 
-def render_message(m: Message, theme: Theme = LIGHT, streaming: bool = False, *,
+def render_message(m: Message, theme: Theme, streaming: bool = False, *,
                    index: int | None = None, expanded: bool = False, whole: bool = False) -> str:
     """One message as HTML: its name line, its reasoning (folded), its text, its note and,
-    given its ``index`` in the view, its action links (Copy, Edit or Regenerate, versions).
+    given its ``index`` in the view, the small line under it (:func:`render_footer`).
 
-    A user's message is shown as typed (escaped, line breaks kept); others are Markdown. While
-    ``streaming``, the reply ends with :data:`CURSOR_MARK`. Text too big to render at once is
-    folded (app/chat/fold.py) and gets a "Show all" link; ``whole`` shows all of the stored text
-    instead, as plain text (:func:`render_whole`).
+    Every message is Markdown, the user's too (raw HTML in it stays text); only a reply has a
+    reasoning section. While ``streaming``, the reply ends with :data:`CURSOR_MARK`. Text too
+    big to render at once is folded (app/chat/fold.py) and gets a "Show all" link; ``whole``
+    shows all of the stored text instead, as plain text (:func:`render_whole`). The actions
+    (copy, edit, regenerate, versions) are the view's buttons, not part of the HTML.
     """
     cut = False
+    copy = (index, 0) if index is not None else None
     if whole and not streaming:
         body, head = render_whole(m.content, theme), ""
     elif m.role == "user":
-        folded = fold(m.content, markdown=False)
+        folded = fold(m.content)
         cut = folded.cut
-        body = f"<p>{escape_text(folded.text)}</p>\n" if folded.text else ""
+        body = render_markdown(folded.text, theme, copy) if folded.text else ""
         head = ""
     else:
         reasoned = split_reasoning(m.content)
         head = render_reasoning(reasoned, theme, index, expanded)
-        copy = (index, 0) if index is not None else None
         folded = fold(reasoned.answer)
         cut = folded.cut or (expanded and fold(reasoned.reasoning or "").cut)
         body = render_markdown(folded.text, theme, copy) if folded.text else ""
@@ -357,8 +425,8 @@ def render_message(m: Message, theme: Theme = LIGHT, streaming: bool = False, *,
         body = _with_cursor(body)
     tail = render_note(m, theme)
     if index is not None and not streaming:
-        tail += render_actions(m, theme, index, whole=True if whole else (False if cut else None))
-    return render_name(m.role, theme) + head + body + tail
+        tail += render_footer(m, theme, index, whole=True if whole else (False if cut else None))
+    return render_name(m, theme) + head + body + tail
 
 
 # Anchored at line starts, so that each line is scanned once: unanchored, the search would start
@@ -386,7 +454,7 @@ def _break_line(m: re.Match[str]) -> str:
     return "\n".join(out)
 
 
-def render_whole(text: str, theme: Theme = LIGHT) -> str:
+def render_whole(text: str, theme: Theme) -> str:
     """All of a message's stored text, as plain text in a code font: what "Show all" shows.
 
     Plain, not Markdown, so that showing it costs linear time whatever it holds (a table of a
@@ -402,13 +470,14 @@ def render_reasoning(reasoned: Reasoned, theme: Theme, index: int | None,
     """The reasoning section: one folded line with its length, or the text when unfolded."""
     if reasoned.reasoning is None:
         return ""
-    size = len(reasoned.reasoning)
-    what = "Thinking…" if reasoned.thinking else "Reasoning"
+    words = theme.words
+    count = f"{len(reasoned.reasoning):,}"
+    what = (words.thinking if reasoned.thinking else words.reasoning).format(count=count)
     arrow = "▾" if expanded else "▸"
-    label = f"{arrow} {what} ({size:,} characters)"
+    label = f"{arrow} {what}"
     if index is not None:
-        label = (f'<a href="{ACTION_SCHEME}:think/{index}" style="color:{theme.muted}">'
-                 f'{escape_text(label)}</a>')
+        label = (f'<a href="{ACTION_SCHEME}:think/{index}" style="color:{theme.muted}; '
+                 f'text-decoration:none">{escape_text(label)}</a>')
     else:
         label = escape_text(label)
     out = f'<p style="color:{theme.muted}">{label}</p>\n'
@@ -418,41 +487,40 @@ def render_reasoning(reasoned: Reasoned, theme: Theme, index: int | None,
     return out
 
 
-def render_note(m: Message, theme: Theme = LIGHT) -> str:
+def render_note(m: Message, theme: Theme) -> str:
     """"Stopped.", "The reply reached its length limit." under a reply."""
     return (f'<p style="color:{theme.note}; font-style:italic">{escape_text(m.note)}</p>\n'
             if m.note else "")
 
 
-def render_actions(m: Message, theme: Theme, index: int, whole: bool | None = None) -> str:
-    """The small line under a message: Copy, Edit (a question) or Regenerate (a reply), the
-    versions at a branch point, and a reply's speed. ``whole``: None for a message shown as it
-    is, False for one shown folded ("Show all", or "Show all in a window" past
-    :data:`WHOLE_INLINE_CHARS`), True for one shown whole ("Show less")."""
-    def link(action: str, text: str) -> str:
-        return (f'<a href="{ACTION_SCHEME}:{action}/{index}" style="color:{theme.muted}">'
-                f"{escape_text(text)}</a>")
+def render_footer(m: Message, theme: Theme, index: int, whole: bool | None = None) -> str:
+    """The small muted line under a message: "Show all" for a folded one, a reply's speed and,
+    for a reply from a server that does not stream, that it came whole. Empty when there is
+    nothing to say. ``whole``: None for a message shown as it is, False for one shown folded
+    ("Show all", or "Show all in a window" past :data:`WHOLE_INLINE_CHARS`), True for one shown
+    whole ("Show less")."""
+    words = theme.words
 
-    parts = [link("copy", "Copy"), link("edit", "Edit") if m.role == "user"
-             else link("regenerate", "Regenerate")]
+    def link(action: str, text: str) -> str:
+        return (f'<a href="{ACTION_SCHEME}:{action}/{index}" style="color:{theme.link}; '
+                f'text-decoration:none">{escape_text(text)}</a>')
+
+    parts = []
     if whole:
-        parts.append(link("whole", "Show less"))
+        parts.append(link("whole", words.show_less))
     elif whole is not None:
-        where = " in a window" if len(m.content) > WHOLE_INLINE_CHARS else ""
-        parts.append(link("whole", f"Show all{where} ({len(m.content):,} characters)"))
-    at, count = m.branch
-    if count > 1:
-        back = link("prev", "‹") if at > 1 else "‹"
-        forward = link("next", "›") if at < count else "›"
-        parts.append(f"{back} {at}/{count} {forward}")
+        template = words.show_all_window if len(m.content) > WHOLE_INLINE_CHARS else \
+            words.show_all
+        parts.append(link("whole", template.format(count=f"{len(m.content):,}")))
     speed = m.meta.get("tokens_per_s")
-    whole = m.meta.get("streamed") is False  # sent at once: no meaningful token rate
-    if m.role == "assistant" and isinstance(speed, int | float) and not whole:
-        parts.append(escape_text(f"{speed:.1f} tokens/s"))
+    sent_whole = m.meta.get("streamed") is False  # sent at once: no meaningful token rate
+    if m.role == "assistant" and isinstance(speed, int | float) and not sent_whole:
+        parts.append(escape_text(words.speed.format(speed=f"{speed:.1f}")))
     source = ReplySource.from_meta(m.meta) if m.role == "assistant" else None
-    if source is not None:  # which model wrote it, and on which server if not here
-        parts.append(escape_text(source.label() + (" (sent whole: the server does not stream)"
-                                                   if whole else "")))
+    if source is not None and sent_whole:
+        parts.append(escape_text(words.sent_whole.format(source=source.label())))
+    if not parts:
+        return ""
     sep = " &nbsp;·&nbsp; "
     return (f'<p style="margin-top:2px; color:{theme.muted}; font-size:small">'
             f"{sep.join(parts)}</p>\n")
@@ -465,6 +533,7 @@ def _with_cursor(body: str) -> str:
     return body + f"<p>{CURSOR_MARK}</p>\n"
 
 
-def render_placeholder(text: str, theme: Theme = LIGHT) -> str:
+def render_placeholder(text: str, theme: Theme) -> str:
     """The hint shown while there are no messages."""
-    return f'<p style="color:{theme.muted}">{escape_text(text)}</p>\n'
+    # Centred: the empty conversation's one line, not a first message.
+    return f'<p align="center" style="color:{theme.muted}">{escape_text(text)}</p>\n'

@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from app.i18n import T_
+
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
@@ -42,21 +44,21 @@ class Field:
 # The ranges are the runner's own request validation (runner/server.py `_Sampling`), or tighter,
 # so a stored value can never make a request the runner refuses.
 FIELDS: tuple[Field, ...] = (
-    Field("temperature", "Temperature", float, 0.0, 5.0, "general.sampling.temp",
-          "Higher is more varied, 0 always picks the most likely word."),
-    Field("top_p", "Top-p", float, 0.0, 1.0, "general.sampling.top_p",
-          "Pick only among the most likely words that together make up this share."),
-    Field("top_k", "Top-k", int, 0, 1 << 20, "general.sampling.top_k",
-          "Pick only among this many most likely words (0: no limit)."),
-    Field("min_p", "Min-p", float, 0.0, 1.0, "general.sampling.min_p",
-          "Leave out words less likely than this share of the most likely one."),
-    Field("repeat_penalty", "Repeat penalty", float, 0.0, 10.0, "general.sampling.penalty_repeat",
-          "Above 1 makes repeating recent words less likely (1: off)."),
-    Field("max_tokens", "Max tokens", int, 1, 1 << 24, None,
-          "Stop a reply after this many tokens (empty: Hearth's default; a larger number for "
-          "longer replies)."),
-    Field("seed", "Seed", int, 0, 2**31 - 1, None,
-          "The same seed, settings and conversation give the same reply (empty: random)."),
+    Field("temperature", T_("Temperature"), float, 0.0, 5.0, "general.sampling.temp",
+          T_("Higher is more varied, 0 always picks the most likely word.")),
+    Field("top_p", T_("Top-p"), float, 0.0, 1.0, "general.sampling.top_p",
+          T_("Pick only among the most likely words that together make up this share.")),
+    Field("top_k", T_("Top-k"), int, 0, 1 << 20, "general.sampling.top_k",
+          T_("Pick only among this many most likely words (0: no limit).")),
+    Field("min_p", T_("Min-p"), float, 0.0, 1.0, "general.sampling.min_p",
+          T_("Leave out words less likely than this share of the most likely one.")),
+    Field("repeat_penalty", T_("Repeat penalty"), float, 0.0, 10.0, "general.sampling.penalty_repeat",
+          T_("Above 1 makes repeating recent words less likely (1: off).")),
+    Field("max_tokens", T_("Max tokens"), int, 1, 1 << 24, None,
+          T_("Stop a reply after this many tokens (empty: Hearth's default; a larger number for "
+             "longer replies).")),
+    Field("seed", T_("Seed"), int, 0, 2**31 - 1, None,
+          T_("The same seed, settings and conversation give the same reply (empty: random).")),
 )
 FIELD_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
 
@@ -133,26 +135,33 @@ def check(f: Field, value: Any) -> int | float | None:
 
 
 def parse(f: Field, text: str) -> int | float | None:
-    """A value typed by the user: ``None`` for empty text (the default).
+    """A value typed by the user: ``None`` for empty text (the default). A decimal comma is
+    read as a point ("0,7" as in German is 0.7): the panel shows numbers in the locale's format.
 
     Raises ValueError, whose ``str()`` says the valid range, for text that is no valid value.
     """
     text = text.strip()
     if not text:
         return None
+    if f.kind is float and text.count(",") == 1 and "." not in text:
+        text = text.replace(",", ".")
     try:
         number: float = int(text) if f.kind is int else float(text)
     except ValueError:
         number = math.nan
     value = check(f, number)
     if value is None:
-        raise ValueError(f"{f.label} is a {'whole ' if f.kind is int else ''}number from "
-                         f"{show(f, f.minimum)} to {show(f, f.maximum)}.")
+        low, high = show(f, f.minimum), show(f, f.maximum)
+        raise ValueError(T_("{label} is a whole number from {low} to {high}.", label=f.label,
+                            low=low, high=high) if f.kind is int else
+                         T_("{label} is a number from {low} to {high}.", label=f.label, low=low,
+                            high=high))
     return value
 
 
 def show(f: Field, value: float | None) -> str:
-    """A value as the panel shows it ("0.7", "40")."""
+    """A value as text in English ("0.7", "40"): messages, logs; the panel formats numbers for
+    the locale itself."""
     if value is None:
         return ""
     if f.kind is int:
@@ -178,12 +187,12 @@ class Preset:
 
 
 PRESETS: tuple[Preset, ...] = (
-    Preset("Model default", Sampling()),
-    Preset("Precise", Sampling(temperature=0.2, top_p=0.9, top_k=40, min_p=0.05,
+    Preset(T_("Model default"), Sampling()),
+    Preset(T_("Precise"), Sampling(temperature=0.2, top_p=0.9, top_k=40, min_p=0.05,
                                repeat_penalty=1.0)),
-    Preset("Balanced", Sampling(temperature=0.7, top_p=0.95, top_k=40, min_p=0.05,
+    Preset(T_("Balanced"), Sampling(temperature=0.7, top_p=0.95, top_k=40, min_p=0.05,
                                 repeat_penalty=1.0)),
-    Preset("Creative", Sampling(temperature=1.1, top_p=0.98, top_k=100, min_p=0.02,
+    Preset(T_("Creative"), Sampling(temperature=1.1, top_p=0.98, top_k=100, min_p=0.02,
                                 repeat_penalty=1.05)),
 )
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from app.i18n import T_, Text
+
 WARN_AT = 0.8  # the meter warns from this share of the context on
 
 
@@ -83,38 +85,45 @@ class ContextMeter:
             return Level.FULL
         return Level.WARN if self.share >= WARN_AT else Level.OK
 
-    def text(self) -> str:
-        """The meter's label: "Context 1,234 / 4,096"."""
-        return f"Context {self.used:,} / {self.size:,}"
+    def text(self) -> Text:
+        """The meter's label: "Context 1,234 / 4,096" (the numbers in the locale's format)."""
+        return T_("Context {used:,} / {size:,}", used=self.used, size=self.size)
 
     def warning(self) -> str:
         """What happens when the context fills up; empty while there is room."""
         if self.level is Level.OK:
             return ""
-        lead = ("The context is full." if self.level is Level.FULL else
-                f"The context is {round(self.share * 100)}% full.")
-        return (f"{lead} From the next message on, the oldest turns are left out of what the "
-                f"model sees; they stay in this conversation. Start a new chat for a fresh "
-                f"context, or load the model with a larger context.")
+        if self.level is Level.FULL:
+            return T_("The context is full. From the next message on, the oldest turns are left "
+                      "out of what the model sees; they stay in this conversation. Start a new "
+                      "chat for a fresh context, or load the model with a larger context.")
+        return T_("The context is {percent}% full. From the next message on, the oldest turns "
+                  "are left out of what the model sees; they stay in this conversation. Start "
+                  "a new chat for a fresh context, or load the model with a larger context.",
+                  percent=round(self.share * 100))
 
 
 def status_text(stats: ReplyStats) -> str:
-    """"32.5 tokens/s · first token after 180 ms" (the parts that are known)."""
-    parts = []
-    if stats.tokens_per_s is not None:
-        parts.append(f"{stats.tokens_per_s:.1f} tokens/s")
-    if stats.ttft_ms is not None:
-        parts.append(f"first token after {stats.ttft_ms:,.0f} ms")
-    return " · ".join(parts)
+    """"32.5 tokens/s · first token after 180 ms" (the parts that are known; numbers in the
+    locale's format when the window translates it)."""
+    rate, ttft = stats.tokens_per_s, stats.ttft_ms
+    if rate is not None and ttft is not None:
+        return T_("{rate:.1f} tokens/s · first token after {ms:,.0f} ms", rate=rate, ms=ttft)
+    if rate is not None:
+        return T_("{rate:.1f} tokens/s", rate=rate)
+    if ttft is not None:
+        return T_("First token after {ms:,.0f} ms", ms=ttft)
+    return ""
 
 
 def trimmed_text(dropped: int) -> str:
     """Said when the oldest messages were left out of what was sent."""
     if dropped <= 0:
         return ""
-    what = "message was" if dropped == 1 else "messages were"
-    return (f"The context is full: the {dropped} oldest {what} left out of what the model saw "
-            f"for this reply (they stay in the conversation).")
+    return T_("The context is full: the oldest message was left out of what the model saw for "
+              "this reply (it stays in the conversation).") if dropped == 1 else \
+        T_("The context is full: the %n oldest messages were left out of what the model saw "
+           "for this reply (they stay in the conversation).", None, dropped)
 
 
 def _int(usage: dict[str, Any] | None, key: str) -> int | None:

@@ -1,9 +1,15 @@
-"""Typed errors for GGUF reading; each ``str()`` is a sentence a user can act on."""
+"""Typed errors for GGUF reading; each ``str()`` is a sentence a user can act on.
+
+The sentences are :class:`app.i18n.Text` (``T_``): ``str(error)`` returns the ``Text`` itself,
+so the window translates it with ``ui_text(str(error))``.
+"""
 
 from __future__ import annotations
 
+from app.i18n import T_, TextError
 
-class GGUFError(Exception):
+
+class GGUFError(TextError):
     """The file is not a model Hearth can read (damaged, hostile, or from the future)."""
 
 
@@ -18,13 +24,13 @@ class HeaderTruncatedError(GGUFError):
     so a caller planning from a partial download can fetch at least that much and try again.
     """
 
-    def __init__(self, needed: int, have: int, source: str = "the buffer") -> None:
+    def __init__(self, needed: int, have: int, source: str | None = None) -> None:
         self.needed = needed
         self.have = have
-        super().__init__(
-            f"The model header in {source} is incomplete: it needs at least {needed:,} bytes "
-            f"but only {have:,} are there. Download more of the file (or all of it) and try again."
-        )
+        super().__init__(T_(
+            "The model header in {source} is incomplete: it needs at least {needed:,} bytes but "
+            "only {have:,} are there. Download more of the file (or all of it) and try again.",
+            source=T_("the buffer") if source is None else source, needed=needed, have=have))
 
 
 class MissingPartError(GGUFError):
@@ -40,6 +46,11 @@ class RefusedError(GGUFError):
     def __init__(self, source: str, check: str, what: str, *, conversion: bool = False) -> None:
         self.check = check
         self.what = what
-        advice = ("Download it again, or choose another conversion of the model." if conversion
-                  else "Download it again.")
-        super().__init__(f"{source} is damaged: {what}; llama.cpp will refuse it. {advice}")
+        if conversion:
+            message = T_("{source} is damaged: {what}; llama.cpp will refuse it. Download it "
+                         "again, or choose another conversion of the model.", source=source,
+                         what=what)
+        else:
+            message = T_("{source} is damaged: {what}; llama.cpp will refuse it. Download it "
+                         "again.", source=source, what=what)
+        super().__init__(message)

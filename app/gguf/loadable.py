@@ -24,6 +24,7 @@ from typing import Any
 
 from app.gguf.errors import RefusedError
 from app.gguf.reader import ArrayInfo, TensorInfo
+from app.i18n import T_
 
 # GGUF value types (the GGUF specification's numbering).
 U8, I8, U16, I16, U32, I32, F32, BOOL, STR, ARR, U64, I64, F64 = range(13)
@@ -77,13 +78,14 @@ class _Keys:
         """``get_key``: llama-model-loader.cpp:281 (missing) and :168 (wrong type)."""
         if key not in self.meta:
             if required:
-                raise self.refuse("kv_missing", f"it lacks the metadata key {key}")
+                raise self.refuse("kv_missing", T_("it lacks the metadata key {key}", key=key))
             return None
         have = self.types.get(key)
         if have is not None and have[0] != want:
-            raise self.refuse("kv_type", f"the metadata key {key} is stored as "
-                                         f"{_type_name(have)} where llama.cpp reads "
-                                         f"{TYPE_NAMES[want]}")
+            raise self.refuse("kv_type", T_("the metadata key {key} is stored as {type_name} "
+                                            "where llama.cpp reads {wanted}", key=key,
+                                            type_name=_type_name(have),
+                                            wanted=TYPE_NAMES[want]))
         return self.meta[key]
 
     def per_layer(self, key: str, n_layer: int) -> list[int] | None:
@@ -98,11 +100,13 @@ class _Keys:
             return [int(scalar)] * n_layer if isinstance(scalar, int) else None
         count = value.count if isinstance(value, ArrayInfo) else len(value)
         if count != n_layer:
-            raise self.refuse("kv_length", f"the metadata key {key} has {count} entries for "
-                                           f"{n_layer} layers")
+            raise self.refuse("kv_length", T_("the metadata key {key} has {count} entries for "
+                                              "{n_layer} layers", key=key, count=count,
+                                              n_layer=n_layer))
         if have[1] not in (U32, I32, BOOL):
-            raise self.refuse("kv_type", f"the metadata key {key} is stored as "
-                                         f"{_type_name(have)} where llama.cpp reads uint32")
+            raise self.refuse("kv_type", T_("the metadata key {key} is stored as {type_name} "
+                                            "where llama.cpp reads uint32", key=key,
+                                            type_name=_type_name(have)))
         if isinstance(value, ArrayInfo):  # longer than any layer count: refused above
             return None
         return [int(v) for v in value]
@@ -144,12 +148,14 @@ def _hparams(keys: _Keys, arch: str) -> _HParams:
     keys.typed(k("pooling_type"), U32)
     n_layer_all = _or(keys.typed(k("block_count"), U32, required=True), 0)
     if not 0 < n_layer_all <= MAX_LAYERS:  # GGML_ASSERT at :1328: llama.cpp aborts
-        raise keys.refuse("n_layer", f"{k('block_count')} is {n_layer_all} (llama.cpp takes 1 "
-                                     f"to {MAX_LAYERS})")
+        raise keys.refuse("n_layer", T_("{key} is {n_layer_all} (llama.cpp takes 1 to "
+                                        "{most})", key=k("block_count"),
+                                        n_layer_all=n_layer_all, most=MAX_LAYERS))
     n_nextn = _or(keys.typed(k("nextn_predict_layers"), U32), 0)
     if n_nextn > n_layer_all:  # GGML_ASSERT at :1330
-        raise keys.refuse("n_layer", f"{k('nextn_predict_layers')} is {n_nextn}, more than "
-                                     f"the {n_layer_all} layers")
+        raise keys.refuse("n_layer", T_("{key} is {n_nextn}, more than the {n_layer_all} layers",
+                                        key=k("nextn_predict_layers"), n_nextn=n_nextn,
+                                        n_layer_all=n_layer_all))
     n_expert = _or(keys.typed(k("expert_count"), U32), 0)
     used = keys.per_layer(k("expert_used_count"), n_layer_all) or [0]
     groups = _or(keys.typed(k("expert_group_count"), U32), 0)
@@ -166,8 +172,8 @@ def _hparams(keys: _Keys, arch: str) -> _HParams:
     keys.typed(k("rope.freq_base"), F32)
     scaling = keys.typed(k("rope.scaling.type"), STR)
     if scaling is not None and scaling not in ROPE_SCALING_TYPES:  # GGML_ASSERT at :1420
-        raise keys.refuse("rope_scaling", f"{k('rope.scaling.type')} is {scaling!r}, which "
-                                          "llama.cpp does not know")
+        raise keys.refuse("rope_scaling", T_("{key} is {scaling!r}, which llama.cpp does not know",
+                                             key=k("rope.scaling.type"), scaling=scaling))
     if keys.typed(k("rope.scaling.factor"), F32) is None:
         keys.typed(k("rope.scale_linear"), F32)
     keys.typed(k("rope.scaling.attn_factor"), F32)
@@ -180,8 +186,8 @@ def _hparams(keys: _Keys, arch: str) -> _HParams:
         hd_v = _or(keys.typed(k("attention.value_length"), U32), n_embd // n_head)
         n_rot = _or(keys.typed(k("rope.dimension_count"), U32), hd_k)
         if arch in ("llama", "deci", "falcon", "llama-embed") and n_rot != hd_k:  # :1452
-            raise keys.refuse("n_rot", f"{k('rope.dimension_count')} is {n_rot} where the "
-                                       f"heads are {hd_k} wide")
+            raise keys.refuse("n_rot", T_("{key} is {n_rot} where the heads are {hd_k} wide",
+                                          key=k("rope.dimension_count"), n_rot=n_rot, hd_k=hd_k))
     hd_k_swa = _or(keys.typed(k("attention.key_length_swa"), U32), hd_k)
     hd_v_swa = _or(keys.typed(k("attention.value_length_swa"), U32), hd_v)
     n_rot_swa = _or(keys.typed(k("rope.dimension_count_swa"), U32), n_rot)
@@ -229,11 +235,12 @@ def _layer0_is_swa(keys: _Keys, arch: str) -> bool:
     ptype = keys.types.get(pkey)
     if pattern is not None and (ptype is None or ptype[0] == ARR):
         if ptype is not None and ptype[1] not in (BOOL, U32, I32):  # llama-model-loader.cpp:375
-            raise keys.refuse("kv_type", f"the metadata key {pkey} is stored as "
-                                             f"{_type_name(ptype)}")
+            raise keys.refuse("kv_type", T_("the metadata key {pkey} is stored as {type_name}",
+                                            pkey=pkey, type_name=_type_name(ptype)))
         count = pattern.count if isinstance(pattern, ArrayInfo) else len(pattern)
         if count > MAX_LAYERS:  # llama-model-loader.cpp:382
-            raise keys.refuse("kv_length", f"the metadata key {pkey} has {count} entries")
+            raise keys.refuse("kv_length", T_("the metadata key {pkey} has {count} entries",
+                                              pkey=pkey, count=count))
         return bool(pattern[0]) if isinstance(pattern, list) and pattern else False
     # llama_hparams::set_swa_pattern: layer il is SWA when il % n < n - 1 (n == 0: all are)
     n_pattern = _or(keys.typed(pkey, U32), 6)
@@ -249,18 +256,19 @@ def _vocab(keys: _Keys) -> int:
         return _or(keys.typed(f"{keys.meta['general.architecture']}.vocab_size", U32), 0)
     if model in ("gpt2", "hybriddna", "whitespace") and pre != "kimi-k2":
         if "tokenizer.ggml.merges" not in keys.meta:  # :2003
-            raise keys.refuse("kv_missing", "it has a BPE vocabulary without "
-                                            "tokenizer.ggml.merges")
+            raise keys.refuse("kv_missing", T_("it has a BPE vocabulary without "
+                                               "tokenizer.ggml.merges"))
         _array_of(keys, "tokenizer.ggml.merges", (STR,))  # :2010
     if "tokenizer.ggml.tokens" not in keys.meta:  # :2462
-        raise keys.refuse("kv_missing", "it lacks its vocabulary (tokenizer.ggml.tokens)")
+        raise keys.refuse("kv_missing", T_("it lacks its vocabulary (tokenizer.ggml.tokens)"))
     n_tokens = _array_of(keys, "tokenizer.ggml.tokens", (STR,))  # :2466
     for key, items in (("tokenizer.ggml.scores", (I32, F32)),  # :2476-2485
                        ("tokenizer.ggml.token_type", (I32,))):  # :2496-2503
         if key in keys.meta:
             n = _array_of(keys, key, items)
             if n is not None and n_tokens is not None and n < n_tokens:
-                raise keys.refuse("kv_length", f"{key} has {n} entries for {n_tokens} tokens")
+                raise keys.refuse("kv_length", T_("{key} has {n} entries for {n_tokens} tokens",
+                                                  key=key, n=n, n_tokens=n_tokens))
     return n_tokens or 0
 
 
@@ -269,9 +277,10 @@ def _array_of(keys: _Keys, key: str, items: tuple[int, ...]) -> int | None:
     have = keys.types.get(key)
     value = keys.meta[key]
     if have is not None and (have[0] != ARR or have[1] not in items):
-        raise keys.refuse("kv_type", f"the metadata key {key} is stored as {_type_name(have)} "
-                                     f"where llama.cpp reads an array of "
-                                     f"{' or '.join(TYPE_NAMES[i] for i in items)}")
+        raise keys.refuse("kv_type", T_("the metadata key {key} is stored as {type_name} where "
+                                        "llama.cpp reads an array of {wanted}", key=key,
+                                        type_name=_type_name(have),
+                                        wanted=" or ".join(TYPE_NAMES[i] for i in items)))
     if isinstance(value, ArrayInfo):
         return value.count
     return len(value) if isinstance(value, list) else None
@@ -305,21 +314,23 @@ def _check_tensors(keys: _Keys, wants: Iterator[_Want], tensors: Sequence[Tensor
         if t is None:
             if want.required:
                 raise RefusedError(keys.source, "missing_tensor",
-                                   f"the tensor {want.name!r}, which every {arch} model has, "
-                                   "is missing")
+                                   T_("the tensor {name!r}, which every {arch} model has, is "
+                                      "missing", name=want.name, arch=arch))
             continue
         used.add(want.name)
         if want.shape is None:
             continue
         if _padded(t.shape) != _padded(want.shape):
             raise RefusedError(keys.source, "shape",
-                               f"tensor {want.name!r} has the shape {_dims(t.shape)} where "
-                               f"this {arch} model needs {_dims(want.shape)}")
+                               T_("tensor {name!r} has the shape {dims} where this {arch} model "
+                                  "needs {wanted}", name=want.name, dims=_dims(t.shape), arch=arch,
+                                  wanted=_dims(want.shape)))
     extra = [t.name for t in tensors if t.name not in used]
     if extra:
         raise RefusedError(keys.source, "extra_tensor",
-                           f"it holds {len(extra)} tensor(s) a {arch} model does not use "
-                           f"({', '.join(repr(n) for n in extra[:3])})", conversion=True)
+                           T_("it holds {count} tensor(s) a {arch} model does not use ({names})",
+                              count=len(extra), arch=arch,
+                              names=", ".join(repr(n) for n in extra[:3])), conversion=True)
 
 
 def _padded(shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -20,6 +20,7 @@ from app.gguf.errors import GGUFError, MissingPartError
 from app.gguf.loadable import check_loadable
 from app.gguf.quant import FILE_TYPES, type_name
 from app.gguf.reader import ArrayInfo, GGUFHeader, TensorInfo, parse_header
+from app.i18n import T_
 from runner.wire.splits import part_names, split_part
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,8 @@ def split_paths(path: Path) -> list[Path]:
         return [path]
     prefix, _, count = part
     if count > 9999:
-        raise GGUFError(f"{path.name} names an impossible number of parts ({count}).")
+        raise GGUFError(T_("{name} names an impossible number of parts ({count}).",
+                           name=path.name, count=count))
     return [path.with_name(name) for name in part_names(prefix, count)]
 
 
@@ -134,16 +136,18 @@ def read_header_file(path: Path) -> GGUFHeader:
         with path.open("rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size == 0:
-                raise GGUFError(f"{path.name} is empty. Download it again.")
+                raise GGUFError(T_("{name} is empty. Download it again.", name=path.name))
             # A memory map reads only the pages the header touches (sparse files stay sparse).
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                 header = parse_header(mm, source=path.name, file_size=size)
     except OSError as exc:
-        raise GGUFError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
+        raise GGUFError(T_("Cannot read {path}: {error}.", path=path,
+                           error=exc.strerror or exc)) from exc
     end = header.data_offset + header.data_size
     if end > size:  # llama-model-loader.h:47 "data is not within the file bounds"
-        raise GGUFError(f"{path.name} is incomplete: its tensors need {end:,} bytes but the file "
-                        f"has {size:,}. Let the download finish, or download it again.")
+        raise GGUFError(T_("{name} is incomplete: its tensors need {end:,} bytes but the file "
+                           "has {size:,}. Let the download finish, or download it again.",
+                           name=path.name, end=end, size=size))
     return header
 
 
@@ -151,14 +155,14 @@ def read_model(path: str | os.PathLike[str]) -> ModelInfo:
     """Read a local model; for a split model pass any part (all parts must be present)."""
     p = Path(path)
     if not p.exists():
-        raise GGUFError(f"{p} does not exist.")
+        raise GGUFError(T_("{path} does not exist.", path=p))
     parts = split_paths(p)
     headers: list[GGUFHeader] = []
     for part in parts:
         if not part.exists():
             raise MissingPartError(
-                f"{part.name} is missing: {p.name} is one of {len(parts)} parts and all of them "
-                "must be in the same folder."
+                T_("{name} is missing: {first} is one of {count} parts and all of them must be "
+                   "in the same folder.", name=part.name, first=p.name, count=len(parts))
             )
         headers.append(read_header_file(part))
     return model_from_headers(headers, name_hint=p.name, paths=tuple(str(x) for x in parts))
@@ -185,8 +189,8 @@ def model_from_headers(headers: Sequence[GGUFHeader], name_hint: str,
     expected = _int(meta.get("split.count"), 1)
     if expected > 1 and len(headers) != expected:
         raise MissingPartError(
-            f"{name_hint} is part of a model split into {expected} files; "
-            f"{len(headers)} were given. Download every part."
+            T_("{name_hint} is part of a model split into {expected} files; {count} were given. "
+               "Download every part.", name_hint=name_hint, expected=expected, count=len(headers))
         )
     tensors: list[TensorInfo] = [t for h in headers for t in h.tensors]
     # What llama.cpp checks before it loads a model: refuse here what it would refuse there.
@@ -198,18 +202,21 @@ def _build(meta: dict[str, Any], tensors: list[TensorInfo], name_hint: str,
            paths: tuple[str, ...]) -> ModelInfo:
     arch = meta.get("general.architecture")
     if not isinstance(arch, str) or not arch:
-        raise GGUFError(f"{name_hint} has no general.architecture; it is not a llama.cpp model.")
+        raise GGUFError(T_("{name_hint} has no general.architecture; it is not a llama.cpp model.",
+                           name_hint=name_hint))
 
     def key(suffix: str) -> Any:
         return meta.get(f"{arch}.{suffix}")
 
     n_layer = _int(key("block_count"), 0)
     if not 0 < n_layer <= 4096:
-        raise GGUFError(f"{name_hint} has {n_layer} layers ({arch}.block_count); "
-                        "it is damaged or not a text model.")
+        raise GGUFError(T_("{name_hint} has {n_layer} layers ({arch}.block_count); it is damaged "
+                           "or not a text model.", name_hint=name_hint, n_layer=n_layer,
+                           arch=arch))
     n_embd = _int(key("embedding_length"), 0)
     if n_embd <= 0:
-        raise GGUFError(f"{name_hint} lacks {arch}.embedding_length; it is damaged.")
+        raise GGUFError(T_("{name_hint} lacks {arch}.embedding_length; it is damaged.",
+                           name_hint=name_hint, arch=arch))
     head = _per_layer(key("attention.head_count"), n_layer, 0, "attention.head_count",
                       name_hint) or [0] * n_layer
     n_head = max(head) if head else 0
@@ -354,11 +361,13 @@ def _per_layer(value: Any, n_layer: int, default: int | None, what: str,
         return None if default is None else [default] * n_layer
     if isinstance(value, list):
         if len(value) < n_layer or not all(isinstance(v, int) for v in value):
-            raise GGUFError(f"{name_hint} is damaged: {what} has {len(value)} entries for "
-                            f"{n_layer} layers.")
+            raise GGUFError(T_("{name_hint} is damaged: {what} has {count} entries for {n_layer} "
+                               "layers.", name_hint=name_hint, what=what, count=len(value),
+                               n_layer=n_layer))
         return [int(v) for v in value[:n_layer]]
     if isinstance(value, ArrayInfo):
-        raise GGUFError(f"{name_hint} is damaged: {what} is an array of {value.count} items.")
+        raise GGUFError(T_("{name_hint} is damaged: {what} is an array of {count} items.",
+                           name_hint=name_hint, what=what, count=value.count))
     return [_int(value, 0)] * n_layer
 
 

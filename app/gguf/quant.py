@@ -7,6 +7,7 @@ the gguf package costs ~150 ms, which the planner's latency budget would rather 
 from __future__ import annotations
 
 from app.gguf.errors import GGUFError, RefusedError
+from app.i18n import T_
 
 # ggml_type id -> (name, elements per block, bytes per block)
 GGML_TYPES: dict[int, tuple[str, int, int]] = {
@@ -83,19 +84,21 @@ def tensor_nbytes(ggml_type: int, shape: tuple[int, ...], name: str = "?",
     """Bytes of a tensor's data, as ggml_nbytes computes them for a contiguous tensor."""
     entry = GGML_TYPES.get(ggml_type)
     if entry is None and ggml_type in REMOVED_TYPES:
-        raise RefusedError(source, "type", f"tensor {name!r} has the type "
-                                           f"{REMOVED_TYPES[ggml_type]}, which llama.cpp no "
-                                           "longer loads", conversion=True)
+        raise RefusedError(source, "type", T_("tensor {name!r} has the type {type}, "
+                                              "which llama.cpp no longer loads", name=name,
+                                              type=REMOVED_TYPES[ggml_type]), conversion=True)
     if entry is None:
         raise GGUFError(
-            f"{source} uses tensor type {ggml_type} (in {name!r}), which this version of Hearth "
-            "does not know. Update Hearth, or choose another quantization of the model."
+            T_("{source} uses tensor type {ggml_type} (in {name!r}), which this version of "
+               "Hearth does not know. Update Hearth, or choose another quantization of the model.",
+               source=source, ggml_type=ggml_type, name=name)
         )
     _, block, size = entry
     if shape[0] % block:  # gguf.cpp:740
-        raise RefusedError(source, "block_size", f"tensor {name!r} has rows of {shape[0]} "
-                                                 f"elements, not a multiple of {block} as "
-                                                 f"{entry[0]} needs")
+        raise RefusedError(source, "block_size", T_("tensor {name!r} has rows of {row} "
+                                                    "elements, not a multiple of {block} as "
+                                                    "{type} needs", name=name, row=shape[0],
+                                                    block=block, type=entry[0]))
     rows = 1
     for d in shape[1:]:
         rows *= d

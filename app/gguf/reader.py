@@ -22,6 +22,7 @@ from typing import Any
 
 from app.gguf.errors import GGUFError, HeaderTruncatedError, NotGGUFError, RefusedError
 from app.gguf.quant import tensor_nbytes
+from app.i18n import T_, Text
 
 log = logging.getLogger(__name__)
 
@@ -119,8 +120,9 @@ class _Cursor:
             return
         if self.file_size is not None and end > self.file_size:
             raise GGUFError(
-                f"{self.source} is damaged: its header claims data beyond the end of the file "
-                f"(byte {end:,} of {self.file_size:,}). Download it again."
+                T_("{source} is damaged: its header claims data beyond the end of the file (byte "
+                   "{end:,} of {file_size:,}). Download it again.", source=self.source, end=end,
+                   file_size=self.file_size)
             )
         raise HeaderTruncatedError(end, len(self.buf), self.source)
 
@@ -140,7 +142,8 @@ class _Cursor:
         n = self.u64()
         if n > MAX_STRING:
             raise GGUFError(
-                f"{self.source} is damaged or not a model: {what} claims a string of {n:,} bytes."
+                T_("{source} is damaged or not a model: {what} claims a string of {n:,} bytes.",
+                   source=self.source, what=_what(what), n=n)
             )
         self.need(n)
         raw = bytes(self.buf[self.pos : self.pos + n])
@@ -155,7 +158,8 @@ class _Cursor:
                 self.need(pos + 8 - self.pos)
             n = unpack(buf, pos)[0]
             if n > MAX_STRING:
-                raise GGUFError(f"{self.source} is damaged: a string of {n:,} bytes in an array.")
+                raise GGUFError(T_("{source} is damaged: a string of {n:,} bytes in an array.",
+                                   source=self.source, n=n))
             pos += 8 + n
         if pos > end:
             self.need(pos - self.pos)
@@ -173,47 +177,62 @@ def parse_header(buf: Any, source: str = "the file", file_size: int | None = Non
         return _parse(_Cursor(flat, source, file_size), source)
 
 
+def _what(what: str) -> Text:
+    """The translatable words for what :meth:`_Cursor.string` read: its callers pass a plain
+    ``str`` (a string is read for every token of a vocabulary; a sentence is made only for an
+    error)."""
+    if what == "a tensor name":
+        return T_("a tensor name")
+    if what.startswith("metadata "):
+        return T_("metadata {key}", key=what.removeprefix("metadata "))
+    return T_("a metadata key")
+
+
 def _parse(cur: _Cursor, source: str) -> GGUFHeader:
     cur.need(4)
     if bytes(cur.buf[:4]) != MAGIC:
         raise NotGGUFError(
-            f"{source} is not a GGUF model (it does not start with 'GGUF'). Hearth runs GGUF "
-            "files; look for a file ending in .gguf."
+            T_("{source} is not a GGUF model (it does not start with 'GGUF'). Hearth runs GGUF "
+               "files; look for a file ending in .gguf.", source=source)
         )
     cur.pos = 4
     version = cur.u32()
     if version in (1,):
-        raise GGUFError(f"{source} uses GGUF version 1, which llama.cpp no longer loads. "
-                        "Download a newer conversion of the model.")
+        raise GGUFError(T_("{source} uses GGUF version 1, which llama.cpp no longer loads. "
+                           "Download a newer conversion of the model.", source=source))
     if version not in (2, 3):
         if version & 0xFFFFFF == 0 and version >> 24 in (2, 3):
-            raise GGUFError(f"{source} is a big-endian GGUF file; download the little-endian one.")
-        raise GGUFError(f"{source} uses GGUF version {version}, which this version of Hearth "
-                        "cannot read. Update Hearth, or download another conversion.")
+            raise GGUFError(T_("{source} is a big-endian GGUF file; download the little-endian "
+                               "one.", source=source))
+        raise GGUFError(T_("{source} uses GGUF version {version}, which this version of Hearth "
+                           "cannot read. Update Hearth, or download another conversion.",
+                           source=source, version=version))
     n_tensors = cur.u64()
     n_kv = cur.u64()
     if n_tensors > MAX_TENSORS or n_kv > MAX_KV:
-        raise GGUFError(f"{source} is damaged or hostile: it claims {n_tensors:,} tensors and "
-                        f"{n_kv:,} metadata entries.")
+        raise GGUFError(T_("{source} is damaged or hostile: it claims {n_tensors:,} tensors and "
+                           "{n_kv:,} metadata entries.", source=source, n_tensors=n_tensors,
+                           n_kv=n_kv))
 
     metadata: dict[str, Any] = {}
     types: dict[str, tuple[int, int | None]] = {}
     for i in range(n_kv):
         key = cur.string("a metadata key")
         if not key:  # gguf.cpp:571 "key is empty"
-            raise _refused(source, "empty_key", f"metadata entry {i} has an empty name")
+            raise _refused(source, "empty_key", T_("metadata entry {i} has an empty name", i=i))
         if key in metadata:  # gguf.cpp:575 "duplicate key"
-            raise _refused(source, "duplicate_key", f"the metadata key {key!r} appears twice")
+            raise _refused(source, "duplicate_key", T_("the metadata key {key!r} appears twice",
+                                                       key=key))
         vtype = cur.u32()
         metadata[key], types[key] = _read_value(cur, vtype, key)
 
     alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
     if "general.alignment" in types and types["general.alignment"][0] != _UINT32:
         # gguf.cpp:623 "key 'general.alignment' must be of type u32"
-        raise _refused(source, "kv_type", "general.alignment is not stored as a uint32")
+        raise _refused(source, "kv_type", T_("general.alignment is not stored as a uint32"))
     if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
-        raise GGUFError(f"{source} is damaged: general.alignment is {alignment!r}, "
-                        "not a power of two.")
+        raise GGUFError(T_("{source} is damaged: general.alignment is {alignment!r}, not a power "
+                           "of two.", source=source, alignment=alignment))
 
     tensors: list[TensorInfo] = []
     seen: set[str] = set()
@@ -221,44 +240,50 @@ def _parse(cur: _Cursor, source: str) -> GGUFHeader:
     for _ in range(n_tensors):
         name = cur.string("a tensor name")
         if len(name.encode()) >= MAX_NAME:  # gguf.cpp:657 "tensor name is too long"
-            raise _refused(source, "long_name", f"a tensor name is {len(name.encode())} bytes "
-                                                f"long (at most {MAX_NAME - 1})")
+            raise _refused(source, "long_name", T_("a tensor name is {count} bytes long (at most "
+                                                   "{value})", count=len(name.encode()),
+                                                   value=MAX_NAME - 1))
         if name in seen:  # gguf.cpp:665 "duplicate tensor name"
-            raise _refused(source, "duplicate_tensor", f"tensor {name!r} appears twice")
+            raise _refused(source, "duplicate_tensor", T_("tensor {name!r} appears twice",
+                                                          name=name))
         seen.add(name)
         n_dims = cur.u32()
         # gguf.cpp:679 refuses more than GGML_MAX_DIMS; a 0-dimensional tensor (a scalar) is
         # no tensor any llama.cpp model has, so it is refused too.
         if not 1 <= n_dims <= MAX_DIMS:
-            raise _refused(source, "n_dims", f"tensor {name!r} has {n_dims} dimensions")
+            raise _refused(source, "n_dims", T_("tensor {name!r} has {n_dims} dimensions",
+                                                name=name, n_dims=n_dims))
         shape = tuple(cur.u64() for _ in range(n_dims))
         for d in shape:
             if d >= 1 << 63:  # gguf.cpp:692 "dimension has invalid number of elements: < 0"
                 raise _refused(source, "negative_dim",
-                               f"tensor {name!r} has a negative dimension")
+                               T_("tensor {name!r} has a negative dimension", name=name))
             if d == 0:
                 # gguf.cpp accepts a zero-element tensor, but every tensor llama.cpp uses has a
                 # shape derived from the model's positive sizes: check_tensor_dims refuses it
                 # ("has wrong shape", llama-model-loader.cpp:917), and one it does not use
                 # ends in "wrong number of tensors" (:1398). No real model has one.
-                raise _refused(source, "zero_dim", f"tensor {name!r} has a dimension of 0")
+                raise _refused(source, "zero_dim", T_("tensor {name!r} has a dimension of 0",
+                                                      name=name))
         n_el = 1
         for d in shape:
             n_el *= d
             if n_el > MAX_ELEMENTS:  # gguf.cpp:700-718 (INT64_MAX), far stricter
-                raise GGUFError(f"{source} is damaged: tensor {name!r} has an impossible shape "
-                                f"{list(shape)}.")
+                raise GGUFError(T_("{source} is damaged: tensor {name!r} has an impossible shape "
+                                   "{list}.", source=source, name=name, list=list(shape)))
         ggml_type = cur.u32()
         offset = cur.u64()
         if offset % alignment:
-            raise _refused(source, "offset", f"tensor {name!r} is not aligned to "
-                                             f"{alignment} bytes")
+            raise _refused(source, "offset", T_("tensor {name!r} is not aligned to {alignment} "
+                                                "bytes", name=name, alignment=alignment))
         nbytes = tensor_nbytes(ggml_type, shape, name, source)  # gguf.cpp:733-745
         if offset != expected_offset:
             # gguf.cpp:796 "tensor has offset N, expected M": the data section is the tensors
             # in directory order, each padded to the alignment; anything else is damage.
-            raise _refused(source, "offset", f"tensor {name!r} starts at byte {offset:,} of "
-                                             f"the data where {expected_offset:,} was expected")
+            raise _refused(source, "offset", T_("tensor {name!r} starts at byte {offset:,} of "
+                                                "the data where {expected_offset:,} was expected",
+                                                name=name, offset=offset,
+                                                expected_offset=expected_offset))
         expected_offset += -(-nbytes // alignment) * alignment
         tensors.append(TensorInfo(name, shape, ggml_type, offset, nbytes))
 
@@ -278,11 +303,13 @@ def _read_value(cur: _Cursor, vtype: int, key: str) -> tuple[Any, tuple[int, int
     if vtype == _STRING:
         return cur.string(f"metadata {key!r}"), (vtype, None)
     if vtype != _ARRAY:
-        raise GGUFError(f"{cur.source} is damaged: metadata {key!r} has unknown type {vtype}.")
+        raise GGUFError(T_("{source} is damaged: metadata {key!r} has unknown type {vtype}.",
+                           source=cur.source, key=key, vtype=vtype))
     item_type = cur.u32()
     count = cur.u64()
     if count > MAX_ARRAY:
-        raise GGUFError(f"{cur.source} is damaged: metadata {key!r} claims {count:,} items.")
+        raise GGUFError(T_("{source} is damaged: metadata {key!r} claims {count:,} items.",
+                           source=cur.source, key=key, count=count))
     kind = (vtype, item_type)
     item = _SCALARS.get(item_type)
     if item is not None:
@@ -301,6 +328,7 @@ def _read_value(cur: _Cursor, vtype: int, key: str) -> tuple[Any, tuple[int, int
         return [cur.string(f"metadata {key!r}") for _ in range(count)], kind
     if item_type == _ARRAY:
         # gguf.cpp:609 "key has invalid GGUF type 9": llama.cpp has no arrays of arrays.
-        raise _refused(cur.source, "nested_array", f"metadata {key!r} is an array of arrays")
-    raise GGUFError(f"{cur.source} is damaged: metadata {key!r} has items of unknown type "
-                    f"{item_type}.")
+        raise _refused(cur.source, "nested_array", T_("metadata {key!r} is an array of arrays",
+                                                      key=key))
+    raise GGUFError(T_("{source} is damaged: metadata {key!r} has items of unknown type "
+                       "{item_type}.", source=cur.source, key=key, item_type=item_type))

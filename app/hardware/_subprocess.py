@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from app.i18n import T_
+
 log = logging.getLogger(__name__)
 
 MAX_TIMEOUT = 3.0
@@ -135,7 +137,7 @@ def run_tool(argv: list[str], timeout: float = MAX_TIMEOUT) -> ToolResult:
     timeout = min(timeout, MAX_TIMEOUT)
     exe = which(argv[0])
     if exe is None:
-        return ToolResult(False, reason=f"{argv[0]} is not installed")
+        return ToolResult(False, reason=T_("{tool} is not installed", tool=argv[0]))
     kwargs: dict[str, object] = {}
     if os.name == "posix":
         kwargs["start_new_session"] = True  # own process group, so we can kill all of it
@@ -154,7 +156,8 @@ def run_tool(argv: list[str], timeout: float = MAX_TIMEOUT) -> ToolResult:
                 **kwargs,  # type: ignore[call-overload]
             )
     except OSError as exc:
-        return ToolResult(False, reason=f"{argv[0]} could not be started: {exc}")
+        return ToolResult(False, reason=T_("{tool} could not be started: {error}",
+                                                 tool=argv[0], error=str(exc)))
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -163,14 +166,14 @@ def run_tool(argv: list[str], timeout: float = MAX_TIMEOUT) -> ToolResult:
             proc.communicate(timeout=0.5)
         except subprocess.TimeoutExpired:
             log.warning("%s still holds its pipes after being killed", argv[0])
-        return ToolResult(False, reason=f"{argv[0]} did not answer within {timeout:g} s")
+        return ToolResult(False, reason=T_("{tool} did not answer within {seconds:g} s",
+                                                 tool=argv[0], seconds=timeout))
     stdout = out.decode("utf-8", "replace")
     if proc.returncode != 0:
         first = err.decode("utf-8", "replace").strip().splitlines()
-        why = first[0] if first else f"exit status {proc.returncode}"
-        return ToolResult(
-            False, stdout=stdout, reason=f"{argv[0]} failed: {why}", returncode=proc.returncode
-        )
+        reason = T_("{tool} failed: {error}", tool=argv[0], error=first[0]) if first else \
+            T_("{tool} failed: exit status {status}", tool=argv[0], status=proc.returncode)
+        return ToolResult(False, stdout=stdout, reason=reason, returncode=proc.returncode)
     return ToolResult(True, stdout=stdout, returncode=0)
 
 

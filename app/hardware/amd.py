@@ -17,6 +17,7 @@ from typing import Any
 
 from app.hardware._subprocess import ToolResult, run_tool
 from app.hardware.report import GpuInfo, SourceStatus
+from app.i18n import T_
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ def detect_amd(
     gpus, sysfs_status = _from_sysfs(root)
     statuses = [sysfs_status]
     if want_rocm_smi and not gpus:
-        statuses.append(SourceStatus("rocm-smi", False, "not asked: no AMD GPU in sysfs"))
+        statuses.append(SourceStatus("rocm-smi", False, T_("not asked: no AMD GPU in sysfs")))
     elif want_rocm_smi:
         run = run or run_tool
         result = run(["rocm-smi", "--showproductname", "--showmeminfo", "vram", "gtt",
@@ -79,7 +80,8 @@ def detect_amd(
             try:
                 cards = parse_rocm_smi(result.stdout)
             except ValueError as exc:
-                statuses.append(SourceStatus("rocm-smi", False, f"unreadable output: {exc}"))
+                statuses.append(SourceStatus("rocm-smi", False, T_("unreadable output: {error}",
+                                                                        error=str(exc))))
             else:
                 gpus = _merge_rocm_smi(gpus, cards)
                 n = len(cards)
@@ -97,7 +99,8 @@ def detect_amd(
 def _from_sysfs(root: Path) -> tuple[list[GpuInfo], SourceStatus]:
     drm = root / "sys/class/drm"
     if not drm.is_dir():
-        return [], SourceStatus("amd", False, "no /sys/class/drm (no GPU driver loaded)")
+        return [], SourceStatus("amd", False, T_("no {path} (no GPU driver loaded)",
+                                                 path="/sys/class/drm"))
     cards = sorted(
         (p for p in drm.iterdir() if re.fullmatch(r"card\d+", p.name)),
         key=lambda p: int(p.name[4:]),
@@ -113,7 +116,7 @@ def _from_sysfs(root: Path) -> tuple[list[GpuInfo], SourceStatus]:
             continue
         gpus.append(_card(dev, len(gpus), vram_total))
     if not gpus:
-        return [], SourceStatus("amd", False, "no AMD GPU in /sys/class/drm")
+        return [], SourceStatus("amd", False, T_("no AMD GPU in {path}", path="/sys/class/drm"))
     n = len(gpus)
     return gpus, SourceStatus("amd", True, f"{n} GPU{'s' if n != 1 else ''} in /sys/class/drm")
 

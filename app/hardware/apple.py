@@ -15,6 +15,7 @@ from typing import Any
 
 from app.hardware.cpu import Sysctl, read_sysctl, sysctl_int
 from app.hardware.report import GpuInfo, SourceStatus
+from app.i18n import T_
 
 log = logging.getLogger(__name__)
 
@@ -49,21 +50,21 @@ def detect_apple(
     except ImportError as exc:
         log.debug("no pyobjc Metal: %s", exc)
         metal = None
-        why_not_metal = "pyobjc-framework-Metal is not installed"
+        why_not_metal = T_("{package} is not installed", package="pyobjc-framework-Metal")
     except Exception as exc:  # a broken pyobjc install
         metal = None
-        why_not_metal = f"Metal bindings failed to load: {exc}"
+        why_not_metal = T_("Metal bindings failed to load: {error}", error=str(exc))
     if metal is not None:
         try:
             gpus = _from_metal(metal, available)
         except Exception as exc:
             log.warning("Metal device query failed: %s", exc)
-            why_not_metal = f"Metal device query failed: {exc}"
+            why_not_metal = T_("Metal device query failed: {error}", error=str(exc))
         else:
             if gpus:
                 n = len(gpus)
                 return gpus, [SourceStatus(SOURCE, True, f"Metal, {n} GPU{'s' if n != 1 else ''}")]
-            why_not_metal = "Metal reports no GPU"
+            why_not_metal = T_("Metal reports no GPU")
     return _from_sysctl(sysctl, available, why_not_metal)
 
 
@@ -123,9 +124,10 @@ def _from_sysctl(
     arm = sysctl_int(sysctl, "hw.optional.arm64") == 1
     memsize = sysctl_int(sysctl, "hw.memsize")
     if not arm:
-        return [], [SourceStatus(SOURCE, False, f"Intel Mac and {why_not_metal}")]
+        return [], [SourceStatus(SOURCE, False, T_("Intel Mac and {why}", why=why_not_metal))]
     if not memsize:
-        return [], [SourceStatus(SOURCE, False, f"{why_not_metal}; sysctl hw.memsize unreadable")]
+        return [], [SourceStatus(SOURCE, False, T_("{why}; {key} unreadable",
+                                                       why=why_not_metal, key="sysctl hw.memsize"))]
     wired = sysctl_int(sysctl, "iogpu.wired_limit_mb")
     total = estimate_working_set(memsize, wired)
     free = min(total, available)
@@ -146,4 +148,4 @@ def _from_sysctl(
             "working set": "raised by iogpu.wired_limit_mb" if wired else "estimated",
         },
     )
-    return [gpu], [SourceStatus(SOURCE, True, f"estimated from sysctl ({why_not_metal})")]
+    return [gpu], [SourceStatus(SOURCE, True, T_("estimated from sysctl ({why})", why=why_not_metal))]

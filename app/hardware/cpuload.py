@@ -10,14 +10,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import psutil
-
 SAMPLE_S = 0.3
 
 
 def others_busy_cores(interval: float = SAMPLE_S) -> float | None:
     """Cores' worth of CPU time other programs used over ``interval`` seconds; None where the
     OS does not say."""
+    import psutil  # here, not at the top: the window imports this module while it starts
+
     try:
         me = psutil.Process()
         t0, s0, m0 = time.monotonic(), psutil.cpu_times(), me.cpu_times()

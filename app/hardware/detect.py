@@ -28,6 +28,7 @@ from app.hardware.report import (
     SourceStatus,
 )
 from app.hardware.vulkan import VulkanDevice
+from app.i18n import T_
 
 log = logging.getLogger(__name__)
 
@@ -105,14 +106,14 @@ class Probes:
         probes = cls()
         if system != "Linux":
             probes.amd = None
-            probes.skip_reasons["amd"] = "sysfs is Linux only"
-            probes.skip_reasons["rocm-smi"] = "rocm-smi is Linux only"
+            probes.skip_reasons["amd"] = T_("{tool} is Linux only", tool="sysfs")
+            probes.skip_reasons["rocm-smi"] = T_("{tool} is Linux only", tool="rocm-smi")
         if system != "Darwin":
             probes.apple = None
-            probes.skip_reasons["apple"] = "not a Mac"
+            probes.skip_reasons["apple"] = T_("not a Mac")
         else:
             probes.nvidia = None
-            probes.skip_reasons["nvidia"] = "NVML is not available on macOS"
+            probes.skip_reasons["nvidia"] = T_("NVML is not available on macOS")
         return probes
 
 
@@ -163,20 +164,22 @@ def detect_hardware(
     for name in ("nvidia", "amd", "apple", "vulkan"):
         job = jobs.get(name)
         if job is None:
-            sources.append(SourceStatus(name, False, probes.skip_reasons.get(name, "skipped")))
+            sources.append(SourceStatus(name, False, probes.skip_reasons.get(name) or T_("skipped")))
             if name == "amd" and "rocm-smi" in probes.skip_reasons:
                 sources.append(SourceStatus("rocm-smi", False, probes.skip_reasons["rocm-smi"]))
             continue
         if not job.wait(until):
             log.warning("hardware source %s did not answer within %.1f s", name, deadline_s)
             sources.append(
-                SourceStatus(name, False, f"did not answer within {deadline_s:g} s (driver hung?)")
+                SourceStatus(name, False, T_("did not answer within {seconds:g} s (driver hung?)",
+                                             seconds=deadline_s))
             )
             _note_rocm_smi_not_asked(name, sources)
             continue
         if job.error is not None:
             log.warning("hardware source %s failed", name, exc_info=job.error)
-            sources.append(SourceStatus(name, False, f"failed: {_describe(job.error)}"))
+            sources.append(SourceStatus(name, False, T_("failed: {error}",
+                                                        error=_describe(job.error))))
             _note_rocm_smi_not_asked(name, sources)
             continue
         found, statuses = job.result
@@ -213,7 +216,8 @@ def _note_rocm_smi_not_asked(name: str, sources: list[SourceStatus]) -> None:
     # rocm-smi runs inside the AMD probe: when that probe is lost, say so rather than leave the
     # source out of the report (every source the report knows has a line and a reason).
     if name == "amd":
-        sources.append(SourceStatus("rocm-smi", False, "not asked: AMD detection did not finish"))
+        sources.append(SourceStatus("rocm-smi", False,
+                                    T_("not asked: AMD detection did not finish")))
 
 
 def combine_vulkan(
@@ -269,13 +273,14 @@ def _vulkan_only_gpus(
             note = read_heaps(devices, run)
         except Exception as exc:
             log.warning("reading Vulkan heaps failed", exc_info=True)
-            note = f"heap sizes unknown ({_describe(exc)})"
+            note = T_("heap sizes unknown ({why})", why=_describe(exc))
     else:
-        note = "heap sizes unknown (no time left)"
+        note = T_("heap sizes unknown (no time left)")
     if note:
         for s in sources:
             if s.name == "vulkan":
-                s.reason = f"{s.reason}; {note}" if s.reason else note
+                s.reason = T_("{reason}; {note}", reason=s.reason, note=note) if s.reason \
+                    else note
     return [to_gpu(d) for d in devices]
 
 
@@ -290,7 +295,7 @@ def _sync(
     except Exception as exc:
         log.warning("hardware source %s failed", name, exc_info=True)
         if sources is not None:
-            sources.append(SourceStatus(name, False, f"failed: {_describe(exc)}"))
+            sources.append(SourceStatus(name, False, T_("failed: {error}", error=_describe(exc))))
         return fallback()
     if sources is not None:
         sources.append(SourceStatus(name, True))

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from app.hardware._names import same_gpu_name
 from app.hardware.report import GpuInfo, HardwareReport, RunnerDevice, RunnerInfo
+from app.i18n import T_, TextError
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +33,9 @@ _BACKEND_PREFIXES = (
 _NOT_ISA = {"LLAMAFILE", "OPENMP", "REPACK", "KLEIDIAI", "ACCELERATE", "BLAS", "AARCH64_REPACK"}
 
 
-class RunnerDevicesError(ValueError):
-    """The runner's device list could not be read."""
+class RunnerDevicesError(TextError, ValueError):
+    """The runner's device list could not be read (``str()``: an :class:`app.i18n.Text`, the
+    plan's ``runner_unknown`` reason shows it)."""
 
 
 def backend_of(device_name: str) -> str | None:
@@ -74,13 +76,14 @@ def runner_info_from_json(data: dict[str, Any]) -> RunnerInfo:
     """Read ``hearth-runner devices`` output; raises RunnerDevicesError if it is not that."""
     if not isinstance(data, dict) or not isinstance(data.get("devices"), list):
         raise RunnerDevicesError(
-            "The runner's device list is not readable (no 'devices' list); the runner build may "
-            "be from another Hearth version."
+            T_("The runner's device list is not readable (no 'devices' list); the runner build "
+               "may be from another Hearth version.")
         )
     try:
         devices = [RunnerDevice.from_json(d) for d in data["devices"]]
     except (KeyError, TypeError, ValueError) as exc:
-        raise RunnerDevicesError(f"The runner's device list is not readable: {exc}") from exc
+        raise RunnerDevicesError(T_("The runner's device list is not readable: {error}",
+                                    error=str(exc))) from exc
     system_info = str(data.get("system_info", ""))
     features = data.get("cpu_features")
     if not isinstance(features, list):

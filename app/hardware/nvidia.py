@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from app.hardware.report import GpuInfo, GpuProcess, SourceStatus
+from app.i18n import T_
 
 log = logging.getLogger(__name__)
 
@@ -27,16 +28,17 @@ _ERR_RESET_REQUIRED = 16
 _ERR_LIB_RM_VERSION_MISMATCH = 18
 
 _INIT_REASONS = {
-    _ERR_LIBRARY_NOT_FOUND: "NVML library not found: no NVIDIA driver is installed",
-    _ERR_DRIVER_NOT_LOADED: (
+    _ERR_LIBRARY_NOT_FOUND: T_("NVML library not found: no NVIDIA driver is installed"),
+    _ERR_DRIVER_NOT_LOADED: T_(
         "the NVIDIA driver is installed but not running; restart the computer, and if that does "
         "not help check that the nvidia kernel module loads (Secure Boot can block it)"
     ),
-    _ERR_LIB_RM_VERSION_MISMATCH: (
+    _ERR_LIB_RM_VERSION_MISMATCH: T_(
         "the NVIDIA driver was updated but the old one is still loaded (NVML/driver version "
         "mismatch); restart the computer"
     ),
-    _ERR_NO_PERMISSION: "no permission to query the NVIDIA driver (check /dev/nvidia* access)",
+    _ERR_NO_PERMISSION: T_("no permission to query the NVIDIA driver (check {path} access)",
+                           path="/dev/nvidia*"),
 }
 
 
@@ -48,11 +50,14 @@ def detect_nvidia(nvml: Any = None) -> tuple[list[GpuInfo], list[SourceStatus]]:
 
             nvml = pynvml
         except ImportError as exc:
-            return [], [SourceStatus(SOURCE, False, f"the nvidia-ml-py package is missing ({exc})")]
+            return [], [SourceStatus(SOURCE, False, T_(
+                "the {package} package is missing ({error})", package="nvidia-ml-py",
+                error=str(exc)))]
     try:
         nvml.nvmlInit()
     except Exception as exc:
-        reason = _INIT_REASONS.get(_code(exc) or 0, f"NVML could not start: {_describe(exc)}")
+        reason = _INIT_REASONS.get(_code(exc) or 0) or T_("NVML could not start: {error}",
+                                                          error=_describe(exc))
         return [], [SourceStatus(SOURCE, False, reason)]
     try:
         return _read_all(nvml)
@@ -70,7 +75,8 @@ def _read_all(nvml: Any) -> tuple[list[GpuInfo], list[SourceStatus]]:
     try:
         count = int(nvml.nvmlDeviceGetCount())
     except Exception as exc:
-        return [], [SourceStatus(SOURCE, False, f"NVML cannot count GPUs: {_describe(exc)}")]
+        return [], [SourceStatus(SOURCE, False, T_("NVML cannot count GPUs: {error}",
+                                                         error=_describe(exc)))]
     gpus: list[GpuInfo] = []
     problems: list[str] = []
     for i in range(count):
@@ -88,7 +94,7 @@ def _read_all(nvml: Any) -> tuple[list[GpuInfo], list[SourceStatus]]:
     present = bool(gpus)
     reason = ", ".join(p for p in parts if p)
     if not gpus and not problems:
-        reason = "the NVIDIA driver is running but reports no GPU"
+        reason = T_("the NVIDIA driver is running but reports no GPU")
     return gpus, [SourceStatus(SOURCE, present, reason)]
 
 

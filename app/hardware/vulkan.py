@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from app.hardware._subprocess import ToolResult, run_tool
 from app.hardware.report import GpuInfo, SourceStatus
+from app.i18n import T_
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +154,7 @@ def detect_vulkan(run: Runner | None = None) -> tuple[list[VulkanDevice], list[S
     if not devices:
         # vulkaninfo exits non-zero when one ICD is broken yet may still list the others, so
         # only an empty list counts as failure.
-        reason = result.reason if not result.ok else "vulkaninfo lists no device"
+        reason = result.reason if not result.ok else T_("{tool} lists no device", tool="vulkaninfo")
         return [], [SourceStatus(SOURCE, False, reason)]
     n = len(devices)
     return devices, [SourceStatus(SOURCE, True, f"{n} device{'s' if n != 1 else ''}")]
@@ -171,7 +172,8 @@ def read_heaps(devices: list[VulkanDevice], run: Runner | None = None) -> str:
     for d in devices:
         d.heaps = heaps.get(d.index, [])
     if not heaps:
-        return f"heap sizes unknown ({full.reason or 'no heaps in vulkaninfo output'})"
+        return T_("heap sizes unknown ({why})", why=full.reason or T_(
+            "no heaps in {tool} output", tool="vulkaninfo"))
     return ""
 
 

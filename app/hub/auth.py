@@ -13,6 +13,7 @@ import os
 
 from app.hub.client import HubClient
 from app.hub.types import AuthError, HubError
+from app.i18n import T_
 from app.storage import secrets
 
 NAME = "huggingface"
@@ -65,11 +66,11 @@ def keyring_notice() -> str | None:
 def _check_shape(token: str) -> str:
     token = token.strip()
     if not token:
-        raise AuthError("The token is empty. Paste the token from your Hugging Face settings.",
+        raise AuthError(T_("The token is empty. Paste the token from your Hugging Face settings."),
                         "missing", "https://huggingface.co/settings/tokens")
     if not token.isascii() or not token.isprintable() or any(ch.isspace() for ch in token):
-        raise AuthError("That does not look like a Hugging Face token (it has spaces or unusual "
-                        "characters). Copy it again from your Hugging Face settings.", "invalid",
+        raise AuthError(T_("That does not look like a Hugging Face token (it has spaces or unusual "
+                           "characters). Copy it again from your Hugging Face settings."), "invalid",
                         "https://huggingface.co/settings/tokens")
     return token
 

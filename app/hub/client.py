@@ -26,9 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import SimpleNamespace
-from typing import Any
-
-import httpx2
+from typing import TYPE_CHECKING, Any
 
 from app.hub.names import group_files, safe_relative_path
 from app.hub.types import (
@@ -41,7 +39,11 @@ from app.hub.types import (
     RepoNotFoundError,
     RepoSummary,
 )
+from app.i18n import T_
 from app.jobs import CancelledError, CancelToken
+
+if TYPE_CHECKING:  # imported where it is used: the window's start need not wait for it
+    import httpx2
 
 
 @functools.cache
@@ -71,7 +73,7 @@ _MAX_CARD = 512 * 1024  # a model card is text; more than this is not worth show
 _FRONT_MATTER_RE = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _READ_CHUNK = 64 * 1024
 USER_AGENT = "hearth"
-_RETRY_HINT = "Check the connection and press Retry; models already on this computer keep working."
+_RETRY_HINT = T_("Check the connection and press Retry; models already on this computer keep working.")
 
 
 def _truthy(value: str | None) -> bool:
@@ -118,6 +120,8 @@ class HubClient:
 
     def __init__(self, endpoint: str | None = None, token: str | None = None,
                  timeout: float = 10.0) -> None:
+        import httpx2
+
         self.endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
         self.token = token or None
         self.timeout = timeout
@@ -214,15 +218,16 @@ class HubClient:
             if resp.status_code == 206:
                 first = _content_range_start(resp.headers.get("Content-Range"))
                 if first != start:
-                    raise HubError(f"Hugging Face answered a request for bytes {start:,}-{end:,} of "
-                                   f"{path} with other bytes ({resp.headers.get('Content-Range')}). "
-                                   "Press Retry; a proxy between you and Hugging Face may be at fault.")
+                    raise HubError(T_("Hugging Face answered a request for bytes {start:,}-{end:,} of "
+                                      "{path} with other bytes ({range}). Press Retry; a proxy between "
+                                      "you and Hugging Face may be at fault.", start=start, end=end,
+                                      path=path, range=resp.headers.get("Content-Range")))
                 skip, limit = 0, want
             elif resp.status_code == 200:
                 skip, limit = start, end + 1
             else:
-                raise HubError(f"Hugging Face answered {resp.status_code} for {path}; Hearth expected "
-                               "the file's bytes. Press Retry.")
+                raise HubError(T_("Hugging Face answered {status} for {path}; Hearth expected the "
+                                  "file's bytes. Press Retry.", status=resp.status_code, path=path))
             buf = bytearray()
             for chunk in resp.iter_bytes(_READ_CHUNK):
                 if cancel is not None and cancel.cancelled:
@@ -237,12 +242,12 @@ class HubClient:
     def whoami(self) -> str:
         """The account name the token belongs to (AuthError when it is missing or refused)."""
         if not self.token:
-            raise AuthError("No Hugging Face token is set. Add one with Token… on the Discover "
-                            "tab or run `hearth login`.", "missing", f"{self.endpoint}/settings/tokens")
+            raise AuthError(T_("No Hugging Face token is set. Add one with Token… on the Discover tab "
+                               "or run `hearth login`."), "missing", f"{self.endpoint}/settings/tokens")
         data = self._get_json(f"{self.endpoint}/api/whoami-v2", None, None)
         name = data.get("name") if isinstance(data, dict) else None
         if not isinstance(name, str) or not name:
-            raise HubError("Hugging Face did not say whom the token belongs to. Press Retry.")
+            raise HubError(T_("Hugging Face did not say whom the token belongs to. Press Retry."))
         return name
 
     # -- internals ---------------------------------------------------------------------------------
@@ -251,7 +256,7 @@ class HubClient:
         resp = self._get(url, params, None)
         data = _json(resp)
         if not isinstance(data, list):
-            raise HubError("Hugging Face sent search results Hearth could not read. Press Retry.")
+            raise HubError(T_("Hugging Face sent search results Hearth could not read. Press Retry."))
         items = [s for s in (_summary(item) for item in data if isinstance(item, dict)) if s is not None]
         next_url = resp.links.get("next", {}).get("url")
         return SearchResults(items, self, next_url)
@@ -281,15 +286,15 @@ class HubClient:
     def _check_offline(self) -> None:
         if _truthy(os.environ.get("HF_HUB_OFFLINE")):
             raise HubUnreachableError(
-                "Hearth is in offline mode (HF_HUB_OFFLINE is set), so it does not contact Hugging "
-                "Face. Unset HF_HUB_OFFLINE to browse and download; models already on this computer "
-                "keep working.")
+                T_("Hearth is in offline mode (HF_HUB_OFFLINE is set), so it does not contact Hugging "
+                   "Face. Unset HF_HUB_OFFLINE to browse and download; models already on this computer "
+                   "keep working."))
 
     @staticmethod
     def _check_repo_id(repo_id: str) -> None:
         if not _REPO_ID_RE.match(repo_id) or ".." in repo_id:
-            raise RepoNotFoundError(f"{repo_id!r} is not a Hugging Face model name; it should look "
-                                    "like owner/model-name.")
+            raise RepoNotFoundError(T_("{repo_id!r} is not a Hugging Face model name; it should look "
+                                       "like owner/model-name.", repo_id=repo_id))
 
     @staticmethod
     def _safe(path: str) -> bool:
@@ -321,12 +326,14 @@ class HubClient:
             raise mapped from exc
 
     def _map(self, exc: Exception, repo_id: str | None, path: str | None) -> HubError | None:
+        import httpx2
+
         what = repo_id or "Hugging Face"
         page = f"{self.endpoint}/{repo_id}" if repo_id else self.endpoint
         if isinstance(exc, _hf().OfflineModeIsEnabled):
             return HubUnreachableError(
-                "Hearth is in offline mode (HF_HUB_OFFLINE was set when it started), so it does not "
-                "contact Hugging Face. Restart without HF_HUB_OFFLINE to browse and download.")
+                T_("Hearth is in offline mode (HF_HUB_OFFLINE was set when it started), so it does not "
+                   "contact Hugging Face. Restart without HF_HUB_OFFLINE to browse and download."))
         if isinstance(exc, _hf().HfHubHTTPError):
             status = exc.response.status_code if exc.response is not None else 0
             message = (exc.response.headers.get("X-Error-Message", "") if exc.response is not None
@@ -334,70 +341,80 @@ class HubClient:
             if isinstance(exc, _hf().GatedRepoError) or (status in (401, 403) and "gated" in message.lower()):
                 return self._gated(status, repo_id, page)
             if status == 401 and self.token:
-                return AuthError("Hugging Face refused the token: it is wrong or has expired. Create a "
-                                 "new one and save it with Token… on the Discover tab (or run "
-                                 "`hearth login`).", "invalid",
+                return AuthError(T_("Hugging Face refused the token: it is wrong or has expired. "
+                                    "Create a new one and save it with Token… on the Discover tab (or "
+                                    "run `hearth login`)."), "invalid",
                                  f"{self.endpoint}/settings/tokens")
             if isinstance(exc, _hf().RevisionNotFoundError):
-                return RepoNotFoundError(f"{what} no longer has the version Hearth asked for. Open the "
-                                         "model again to see its current files.")
+                return RepoNotFoundError(T_("{what} no longer has the version Hearth asked for. Open "
+                                            "the model again to see its current files.", what=what))
             if isinstance(exc, _hf().RepositoryNotFoundError):
-                hint = "" if self.token else " If it is private, add a token with Token… on the Discover tab."
-                return RepoNotFoundError(f"There is no model {what} on Hugging Face (or it is private)."
-                                         f" Check the name.{hint}")
+                if not self.token:
+                    return RepoNotFoundError(T_(
+                        "There is no model {what} on Hugging Face (or it is private). Check the name. "
+                        "If it is private, add a token with Token… on the Discover tab.", what=what))
+                return RepoNotFoundError(T_("There is no model {what} on Hugging Face (or it is "
+                                            "private). Check the name.", what=what))
             if isinstance(exc, _hf().HfEntryNotFoundError):
-                return EntryNotFoundError(f"{path or 'The file'} is not in {what} any more. Open the "
-                                          "model again to see its current files.")
+                return EntryNotFoundError(T_("{path} is not in {what} any more. Open the model again "
+                                             "to see its current files.", path=path or T_("The file"),
+                                             what=what))
             if status == 429:
-                return HubUnreachableError("Hugging Face is limiting requests from this computer "
-                                           "(429). Wait a minute, then press Retry.")
+                return HubUnreachableError(T_("Hugging Face is limiting requests from this computer "
+                                              "(429). Wait a minute, then press Retry."))
             if status >= 500 or status in (408, 0):
-                return HubUnreachableError(f"Hugging Face cannot be reached (it answered {status}). "
-                                           f"{_RETRY_HINT}")
+                return HubUnreachableError(T_("Hugging Face cannot be reached (it answered {status}). "
+                                              "{hint}", status=status, hint=_RETRY_HINT))
             if status == 403:
-                return AuthError(f"Hugging Face refused access to {what} (403). Check that your token "
-                                 "may read it, with Token… on the Discover tab.", "invalid", page)
-            return HubError(f"Hugging Face answered {status} for {path or what}. Press Retry; if it "
-                            "keeps happening, the Hub may have changed.")
+                return AuthError(T_("Hugging Face refused access to {what} (403). Check that your "
+                                    "token may read it, with Token… on the Discover tab.", what=what),
+                                 "invalid", page)
+            return HubError(T_("Hugging Face answered {status} for {path}. Press Retry; if it keeps "
+                               "happening, the Hub may have changed.", status=status,
+                               path=path or what))
         if isinstance(exc, _hf().HFValidationError):
-            return RepoNotFoundError(f"{what!r} is not a Hugging Face model name; it should look like "
-                                     "owner/model-name.")
+            return RepoNotFoundError(T_("{what!r} is not a Hugging Face model name; it should look "
+                                        "like owner/model-name.", what=what))
         if isinstance(exc, httpx2.TransportError):
-            return HubUnreachableError(f"Hugging Face cannot be reached ({_transport_cause(exc)}). "
-                                       f"{_RETRY_HINT}")
+            return HubUnreachableError(T_("Hugging Face cannot be reached ({cause}). "
+                                          "{hint}", cause=_transport_cause(exc),
+                                          hint=_RETRY_HINT))
         if isinstance(exc, (ValueError, KeyError, TypeError)) and not isinstance(exc, HubError):
-            return HubError(f"Hugging Face sent an answer Hearth could not read ({exc}). Press Retry.")
+            return HubError(T_("Hugging Face sent an answer Hearth could not read ({error}). Press Retry.",
+                               error=str(exc)))
         return None
 
     def _gated(self, status: int, repo_id: str | None, page: str) -> AuthError:
         name = repo_id or "This model"
         if status == 403 and self.token:
-            return AuthError(f"{name} is gated: accept its license on {page} with your Hugging Face "
-                             "account, then press Retry.", "license", page)
+            return AuthError(T_("{name} is gated: accept its license on {page} with your Hugging Face "
+                                "account, then press Retry.", name=name, page=page), "license", page)
         if self.token:
-            return AuthError(f"Hugging Face refused the token for {name}: it is wrong or has expired. "
-                             "Create a new one and save it with Token… on the Discover tab (or run "
-                             "`hearth login`).",
+            return AuthError(T_("Hugging Face refused the token for {name}: it is wrong or has "
+                                "expired. Create a new one and save it with Token… on the Discover tab "
+                                "(or run `hearth login`).", name=name),
                              "invalid", page)
-        return AuthError(f"{name} is gated: it needs a Hugging Face account. Add a token with "
-                         "Token… on the Discover tab "
-                         f"(or run `hearth login`) and accept the license on {page}.", "missing", page)
+        return AuthError(T_("{name} is gated: it needs a Hugging Face account. Add a token with Token… "
+                            "on the Discover tab (or run `hearth login`) and accept the license on "
+                            "{page}.", name=name, page=page), "missing", page)
 
 
 def _transport_cause(exc: httpx2.TransportError) -> str:
+    import httpx2
+
     text = str(exc).lower()
     if isinstance(exc, httpx2.TimeoutException):
-        return "no answer in time"
+        return T_("no answer in time")
     if isinstance(exc, httpx2.ProxyError):
-        return "the proxy refused the connection"
+        return T_("the proxy refused the connection")
     if "name or service not known" in text or "nodename nor servname" in text or "getaddrinfo" in text \
             or "name resolution" in text:
-        return "the name huggingface.co could not be looked up"
+        return T_("the name huggingface.co could not be looked up")
     if "refused" in text:
-        return "the connection was refused"
+        return T_("the connection was refused")
     if isinstance(exc, httpx2.RemoteProtocolError):
-        return "the connection broke off"
-    return "network error"
+        return T_("the connection broke off")
+    return T_("network error")
 
 
 def _content_range_start(value: str | None) -> int | None:
@@ -409,7 +426,7 @@ def _json(resp: httpx2.Response) -> Any:
     try:
         return resp.json()
     except ValueError as exc:
-        raise HubError("Hugging Face sent an answer Hearth could not read. Press Retry.") from exc
+        raise HubError(T_("Hugging Face sent an answer Hearth could not read. Press Retry.")) from exc
 
 
 def _int_or_none(value: Any) -> int | None:

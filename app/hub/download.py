@@ -50,9 +50,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
-
-import httpx2
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.hub.names import safe_join
 from app.hub.types import (
@@ -63,9 +61,13 @@ from app.hub.types import (
     HubUnreachableError,
     IntegrityError,
 )
+from app.i18n import T_, Text, TextError
 from app.jobs import CancelledError, CancelToken
 from app.storage.atomic import write_json_atomic
 from app.storage.filelock import FileLock
+
+if TYPE_CHECKING:  # imported where it is used: the window's start need not wait for it
+    import httpx2
 
 _log = logging.getLogger(__name__)
 
@@ -171,8 +173,8 @@ def sources_for(client: FileUrls, repo_id: str, revision: str, group: FileGroup)
     out: list[DownloadSource] = []
     for f in group.files:
         if f.size is None:
-            raise DownloadError(f"The Hub does not list the size of {f.path}, so Hearth cannot check "
-                                "the download. Reload the repository and try again.")
+            raise DownloadError(T_("The Hub does not list the size of {path}, so Hearth cannot check "
+                                   "the download. Reload the repository and try again.", path=f.path))
         out.append(DownloadSource(client.file_url(repo_id, revision, f.path), f.path, f.size,
                                   f.sha256.lower() if f.sha256 else None, dict(headers), revision))
     return out
@@ -300,8 +302,9 @@ class _Journal:
 # -- errors inside a transfer ----------------------------------------------------------------------
 
 
-class _Retry(Exception):
-    """A failure worth another try (the sentence says why)."""
+class _Retry(TextError):
+    """A failure worth another try (the sentence says why; ``str()`` keeps it a ``Text``)."""
+
 
     def __init__(self, why: str, after: float | None = None) -> None:
         super().__init__(why)
@@ -324,8 +327,8 @@ def _repo_page(url: str) -> str:
     return url.split("/resolve/", 1)[0]
 
 
-def _gb(n: int) -> str:
-    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
+def _gb(n: int) -> Text:
+    return T_("{size:.1f} GB", size=n / 1e9) if n >= 1e8 else T_("{size:.1f} MB", size=n / 1e6)
 
 
 def _drive(folder: Path) -> str:
@@ -500,6 +503,8 @@ class _Group:
     def __init__(self, sources: Sequence[DownloadSource], folder: Path, cancel: CancelToken,
                  progress: ProgressCallback | None, options: DownloadOptions, http: httpx2.Client,
                  who: str = "Hearth") -> None:
+        import httpx2
+
         self.sources = list(sources)
         self.folder = folder
         self.who = who
@@ -517,7 +522,7 @@ class _Group:
         # connection, so the hot loop adds to a list slot of its own without a lock.
         self.base = [0] * len(self.sources)
         self.counters: list[list[int]] = [[0] for _ in self.sources]
-        self.phase = "downloading"
+        self.phase: str = T_("downloading")
         self.current = ""
         self.notes: list[str] = []  # what had to be repaired, for the last progress report
         self.total = sum(s.size for s in self.sources)
@@ -594,7 +599,10 @@ class _Group:
         finally:
             for lock in locks:
                 lock.release()
-        self.emit(force=True, phase="; ".join(["done", *self.notes]))
+        done: str = T_("done")
+        for note in self.notes:
+            done = T_("{first}; {then}", first=done, then=note)
+        self.emit(force=True, phase=done)
         return paths
 
     def lock_all(self) -> list[FileLock]:
@@ -618,8 +626,9 @@ class _Group:
                 return locks
             for lock in locks:
                 lock.release()
-            holder = str(busy.holder() or "another process")
-            phase = f"waiting: {names[busy.path]} is being downloaded by another Hearth ({holder})"
+            holder = str(busy.holder() or "") or T_("another process")
+            phase = T_("waiting: {name} is being downloaded by another Hearth ({holder})",
+                       name=names[busy.path], holder=holder)
             if phase != told:
                 told = phase
                 _log.info("%s", phase)
@@ -631,12 +640,12 @@ class _Group:
                         self.base[i] = downloaded_bytes(self.folder, s)
                 self.emit(force=True, phase=phase)
             if self.cancel.wait(self.opt.lock_poll):
-                raise CancelledError("Download paused.")
+                raise CancelledError(T_("Download paused."))
 
     def prepare(self, i: int, source: DownloadSource) -> _FileJob | None:
         target, part, jpath = part_paths(self.folder, source.name)
         if source.size < 0:
-            raise DownloadError(f"The Hub lists a negative size for {source.name}.")
+            raise DownloadError(T_("The Hub lists a negative size for {name}.", name=source.name))
         journal = _Journal.load(jpath) if jpath.exists() else None
         if target.is_file() and not part.exists():
             if target.stat().st_size == source.size and self.verify_final(i, target, source):
@@ -664,7 +673,7 @@ class _Group:
         if source.sha256 is None:
             return True
         self.current = source.name
-        return _hash_file(target, self, phase="verifying") == source.sha256
+        return _hash_file(target, self, phase=T_("verifying")) == source.sha256
 
     def check_space(self, jobs: list[_FileJob | None]) -> None:
         missing = sum(j.source.size - j.journal.done_bytes() for j in jobs if j is not None)
@@ -675,9 +684,10 @@ class _Group:
         needed = missing + self.opt.reserve
         if free < needed:
             raise DiskFullError(
-                f"This download needs {_gb(needed)} more free space (with a small reserve) but only "
-                f"{_gb(free)} is free on {_drive(self.folder)}. Free some space or choose another "
-                "models folder, then start it again; nothing was deleted.", needed, free)
+                T_("This download needs {needed} more free space (with a small reserve) but only {free} is "
+                   "free on {drive}. Free some space or choose another models folder, then start it "
+                   "again; nothing was deleted.", needed=_gb(needed), free=_gb(free),
+                   drive=_drive(self.folder)), needed, free)
 
     def fetch_file(self, i: int, job: _FileJob) -> Path:
         src = job.source
@@ -697,7 +707,7 @@ class _Group:
                 if src.sha256 is None:
                     break
                 if digest is None:
-                    digest = _hash_file(job.part, self, phase="verifying")
+                    digest = _hash_file(job.part, self, phase=T_("verifying"))
                 if digest == src.sha256:
                     break
                 if not repaired and job.journal.ranges:
@@ -708,24 +718,28 @@ class _Group:
                             job.journal.done.pop(idx, None)
                         job.save()
                         self.reset_counters(i, job)
-                        told = f"{len(damaged)} damaged part{'s' if len(damaged) != 1 else ''}"
-                        self.notes.append(f"{told} fetched again")
-                        self.emit(force=True, phase=f"fetching {told} again")
+                        self.notes.append(T_("%n damaged part(s) fetched again", None,
+                                             len(damaged)))
+                        self.emit(force=True, phase=T_("fetching %n damaged part(s) again", None,
+                                                       len(damaged)))
                         continue
                 if whole_again:
                     self.close_fd(job)
                     _remove_partial(job.part, job.jpath)
                     raise IntegrityError(
-                        f"{src.name} still does not match the Hub's checksum after it was fetched again "
-                        "whole; the damaged download was deleted. Try again later; if it keeps "
-                        "happening the file on the Hub or a proxy on the way may be at fault.")
+                        T_("{name} still does not match the Hub's checksum after it was fetched again "
+                           "whole; the damaged download was deleted. Try again later; if it keeps "
+                           "happening the file on the Hub or a proxy on the way may be at fault.",
+                           name=src.name))
                 whole_again = True
                 job.journal.done.clear()
-                job.journal.note = "the whole file did not match its checksum and is fetched again"
+                job.journal.note = T_("the whole file did not match its checksum and is fetched again")
                 job.save()
                 self.reset_counters(i, job)
-                self.notes.append(f"{src.name} arrived damaged and was fetched again whole")
-                self.emit(force=True, phase="the file did not match its checksum: fetching it again")
+                self.notes.append(T_("{name} arrived damaged and was fetched again whole",
+                                     name=src.name))
+                self.emit(force=True,
+                          phase=T_("the file did not match its checksum: fetching it again"))
             self.close_fd(job)
             os.replace(job.part, job.target)
             job.jpath.unlink(missing_ok=True)
@@ -745,7 +759,7 @@ class _Group:
 
     def find_damaged(self, job: _FileJob) -> list[int]:
         """Chunks whose bytes on disk differ from the hash recorded when they were written."""
-        self.emit(force=True, phase="verifying: looking for damaged parts")
+        self.emit(force=True, phase=T_("verifying: looking for damaged parts"))
         damaged = []
         with job.part.open("rb") as f:
             for idx, recorded in sorted(job.journal.done.items()):
@@ -773,7 +787,7 @@ class _Group:
             return None
         self.stop.clear()
         self.error = None
-        self.phase = "downloading"
+        self.phase = T_("downloading")
         self.emit(force=True)
         first = job.take()
         assert first is not None
@@ -813,7 +827,7 @@ class _Group:
         if trailer is None:
             return None
         # Usually only the last chunks are left to hash: verification ends with the download.
-        self.phase = "verifying"
+        self.phase = T_("verifying")
         trailer.stop(abort=False)
         while trailer.is_alive():
             trailer.join(self.opt.progress_interval)
@@ -821,11 +835,13 @@ class _Group:
             if self.cancel.cancelled:
                 trailer.stop(abort=True)
                 trailer.join()
-                raise CancelledError("Download paused.")
+                raise CancelledError(T_("Download paused."))
         return trailer.digest()
 
     def open_probe(self, job: _FileJob, start: int, end: int) -> httpx2.Response:
         """The first request of a file, on the calling thread, retried like any other."""
+        import httpx2
+
         attempt = 0
         unregister = self.cancel.on_cancel(self.halt)
         try:
@@ -838,7 +854,7 @@ class _Group:
                     self.backoff(attempt, _why(exc, self.opt.stall_timeout), _after(exc), job.source.name,
                                  emit=True)
         except _Stop:
-            raise CancelledError("Download paused.") from None
+            raise CancelledError(T_("Download paused.")) from None
         finally:
             unregister()
 
@@ -862,7 +878,7 @@ class _Group:
         if self.error is not None:
             raise self.error
         if self.cancel.cancelled:
-            raise CancelledError("Download paused.")
+            raise CancelledError(T_("Download paused."))
 
     def worker(self, i: int, job: _FileJob, slot: int, index: int | None,
                resp: httpx2.Response | None) -> None:
@@ -885,6 +901,8 @@ class _Group:
 
     def fetch_chunk(self, i: int, job: _FileJob, slot: int, index: int,
                     resp: httpx2.Response | None) -> None:
+        import httpx2
+
         start, end = job.journal.span(index)
         cur = _Cursor(start)
         h = _ChunkCheck()
@@ -900,7 +918,7 @@ class _Group:
                     self.forget(resp)
                     resp = None
                 if cur.pos < end:
-                    raise _Retry("the connection closed early")
+                    raise _Retry(T_("the connection closed early"))
             except (_Retry, httpx2.TransportError) as exc:
                 self.check()
                 attempt = 0 if cur.pos > before else attempt + 1
@@ -920,21 +938,22 @@ class _Group:
     def backoff(self, attempt: int, why: str, after: float | None, name: str, emit: bool = False) -> None:
         if attempt > self.opt.retries:
             raise DownloadUnavailableError(
-                f"Hearth could not download {name}: {why} ({self.opt.retries + 1} tries in a row). What "
-                "was downloaded so far is kept; resume when the connection is back.")
+                T_("Hearth could not download {name}: {why} ({tries} tries in a row). What was "
+                   "downloaded so far is kept; resume when the connection is back.", name=name, why=why,
+                   tries=self.opt.retries + 1))
         if attempt == 0:
             return  # progress was made since the last failure: reconnect at once
         delay = min(self.opt.backoff_max, self.opt.backoff * 2 ** (attempt - 1))
         if after is not None:
             delay = min(self.opt.backoff_max, max(delay, after))
         delay *= random.uniform(0.8, 1.0)  # connections that failed together do not retry in step
-        label = f"retrying in {math.ceil(delay)}s: {why}"
+        label = T_("retrying in {seconds}s: {why}", seconds=math.ceil(delay), why=why)
         self.phase = label
         if emit:
             self.emit(force=True)
         self.stop.wait(delay)
         if self.phase == label:
-            self.phase = "downloading"
+            self.phase = T_("downloading")
         self.check()
 
     def request(self, job: _FileJob, start: int, end: int, probe: bool = False) -> httpx2.Response:
@@ -962,17 +981,18 @@ class _Group:
         length = resp.headers.get("content-length")
         if status == 200:
             if not probe:
-                raise _Retry("the server stopped honouring byte ranges")
+                raise _Retry(T_("the server stopped honouring byte ranges"))
             if length is not None and _int(length) != src.size:
                 raise _changed(src, _int(length))
             return
         m = _CONTENT_RANGE_RE.match(resp.headers.get("content-range", ""))
         if m is None or int(m[1]) != start or int(m[2]) != end - 1:
-            raise _Retry(f"the server sent other bytes than asked ({resp.headers.get('content-range')})")
+            raise _Retry(T_("the server sent other bytes than asked ({range})",
+                            range=resp.headers.get("content-range")))
         if m[3] != "*" and int(m[3]) != src.size:
             raise _changed(src, int(m[3]))
         if length is not None and _int(length) != end - start:
-            raise _Retry("the server announced a length that does not match the range")
+            raise _Retry(T_("the server announced a length that does not match the range"))
         if probe:
             j = job.journal
             etag = _etag(resp)
@@ -989,6 +1009,8 @@ class _Group:
     def pump(self, job: _FileJob, resp: httpx2.Response, cur: _Cursor, end: int, h: Any,
              counter: list[int], slot: int) -> None:
         """The hot loop: body bytes to the file at their offset, hashed as written."""
+        import httpx2
+
         write = self.opt.write
         fd = job.fd
         stop = self.stop
@@ -998,8 +1020,8 @@ class _Group:
                 n = len(data)
                 if pos + n > end:
                     raise DownloadError(
-                        f"The server sent more bytes for {job.source.name} than it announced; Hearth "
-                        "stopped reading and kept what it had. Try again later.")
+                        T_("The server sent more bytes for {name} than it announced; Hearth stopped "
+                           "reading and kept what it had. Try again later.", name=job.source.name))
                 written = write(fd, data, pos)
                 if written < n:  # a short write: rare, but allowed
                     view = memoryview(data)
@@ -1024,8 +1046,8 @@ class _Group:
     def write_error(self, job: _FileJob, exc: OSError) -> DownloadError:
         if exc.errno in _DISK_FULL:
             return self.disk_full(job)
-        return DownloadError(f"Hearth could not write {job.part}: {exc.strerror or exc}. What was "
-                             "downloaded so far is kept.")
+        return DownloadError(T_("Hearth could not write {part}: {error}. What was downloaded so far "
+                                "is kept.", part=job.part, error=exc.strerror or str(exc)))
 
     def disk_full(self, job: _FileJob) -> DiskFullError:
         missing = job.source.size - job.journal.done_bytes()
@@ -1034,17 +1056,18 @@ class _Group:
         except OSError:
             free = 0
         return DiskFullError(
-            f"The disk {_drive(self.folder)} filled up while downloading {job.source.name} "
-            f"({_gb(free)} free, {_gb(missing)} still to come). The download is paused and keeps what "
-            "it has: free some space, then resume.", missing + self.opt.reserve, free)
+            T_("The disk {drive} filled up while downloading {name} ({free} free, {missing} still to come). "
+               "The download is paused and keeps what it has: free some space, then resume.",
+               drive=_drive(self.folder), name=job.source.name, free=_gb(free), missing=_gb(missing)),
+            missing + self.opt.reserve, free)
 
     def single_stream(self, i: int, job: _FileJob, resp: httpx2.Response) -> str:
         """A server that ignores Range: the whole file in one stream, started again on failure."""
         j = job.journal
         j.ranges = False
         j.done.clear()
-        j.note = ("The server does not accept Range requests: this file cannot resume and is fetched "
-                  "from the start after any interruption.")
+        j.note = T_("The server does not accept Range requests: this file cannot resume and is "
+                    "fetched from the start after any interruption.")
         job.save()
         self.base[i] = 0
         self.counters[i] = [0]
@@ -1063,6 +1086,8 @@ class _Group:
         return digest[0]
 
     def stream_whole(self, i: int, job: _FileJob, resp: httpx2.Response | None) -> str:
+        import httpx2
+
         src = job.source
         attempt = 0
         while True:
@@ -1080,12 +1105,12 @@ class _Group:
                     resp = None
                 if cur.pos == src.size:
                     break
-                raise _Retry("the connection closed early")
+                raise _Retry(T_("the connection closed early"))
             except (_Retry, httpx2.TransportError) as exc:
                 self.check()
                 attempt = 1 if cur.pos > 0 else attempt + 1
-                self.backoff(attempt, _why(exc, self.opt.stall_timeout) + "; this server cannot "
-                             "resume, so the file starts over", _after(exc), src.name)
+                self.backoff(attempt, T_("{why}; this server cannot resume, so the file starts over",
+                                         why=_why(exc, self.opt.stall_timeout)), _after(exc), src.name)
         _datasync(job.fd)
         return h.hexdigest()
 
@@ -1116,23 +1141,26 @@ def _int(value: str) -> int:
     try:
         return int(value)
     except ValueError:
-        raise _Retry(f"the server sent a broken length ({value!r})") from None
+        raise _Retry(T_("the server sent a broken length ({value!r})", value=value)) from None
 
 
 def _changed(src: DownloadSource, size: int) -> DownloadError:
-    return DownloadError(f"The server says {src.name} is {size:,} bytes, but the Hub listed {src.size:,}. "
-                         "The repository may have changed: reload it and start the download again.")
+    return DownloadError(T_("The server says {name} is {size:,} bytes, but the Hub listed {listed:,}. "
+                            "The repository may have changed: reload it and start the download again.",
+                            name=src.name, size=size, listed=src.size))
 
 
 def _why(exc: BaseException, stall_timeout: float) -> str:
+    import httpx2
+
     if isinstance(exc, httpx2.ReadTimeout):
-        return f"no data for {stall_timeout:g} s"
+        return T_("no data for {seconds:g} s", seconds=stall_timeout)
     if isinstance(exc, httpx2.TimeoutException):
-        return "the server did not answer in time"
+        return T_("the server did not answer in time")
     if isinstance(exc, httpx2.ConnectError):
-        return "the server cannot be reached"
+        return T_("the server cannot be reached")
     if isinstance(exc, httpx2.TransportError):
-        return "the connection broke off"
+        return T_("the connection broke off")
     return str(exc)
 
 
@@ -1148,28 +1176,36 @@ def _raise_for_status(resp: httpx2.Response, src: DownloadSource) -> None:
     if status in (408, 429) or status >= 500:
         after = resp.headers.get("retry-after")
         wait = float(after) if after and after.strip().isdigit() else None
-        raise _Retry(f"the server answered {status}", wait)
+        raise _Retry(T_("the server answered {status}", status=status), wait)
     if status in (401, 403):
         sent_token = any(k.lower() == "authorization" for k in src.headers)
         if code == "GatedRepo" and status == 403:
-            raise AuthError(f"{src.name} is in a gated repository: accept its license on {page} with "
-                            "your Hugging Face account, then press Retry.", "license", page)
+            raise AuthError(T_("{name} is in a gated repository: accept its license on {page} with "
+                               "your Hugging Face account, then press Retry.", name=src.name, page=page),
+                            "license", page)
         if code == "GatedRepo" and not sent_token:
-            raise AuthError(f"{src.name} is in a gated repository: add a Hugging Face token with "
-                            "Token… on the Discover tab "
-                            f"and accept the license on {page}, then press Retry.", "missing", page)
-        raise AuthError(f"Hugging Face refused the token for {src.name} ({status}): it is wrong, has "
-                        "expired or may not read this repository. Save a new one with Token… on the "
-                        "Discover tab, then press Retry.", "invalid", page)
+            raise AuthError(T_("{name} is in a gated repository: add a Hugging Face token with Token… "
+                               "on the Discover tab and accept the license on {page}, then press Retry.",
+                               name=src.name, page=page), "missing", page)
+        raise AuthError(T_("Hugging Face refused the token for {name} ({status}): it is wrong, has "
+                           "expired or may not read this repository. Save a new one with Token… on the "
+                           "Discover tab, then press Retry.", name=src.name, status=status),
+                        "invalid", page)
     if status == 404:
-        what = "repository" if code == "RepoNotFound" else "file"
-        raise DownloadError(f"The {what} for {src.name} is no longer on Hugging Face at this revision "
-                            f"(404, {page}). Reload the repository and start a new download.")
+        # One sentence per case: a translator words "repository" and "file" differently.
+        if code == "RepoNotFound":
+            raise DownloadError(T_("The repository for {name} is no longer on Hugging Face at this "
+                                   "revision (404, {page}). Reload the repository and start a new "
+                                   "download.", name=src.name, page=page))
+        raise DownloadError(T_("The file for {name} is no longer on Hugging Face at this revision "
+                               "(404, {page}). Reload the repository and start a new download.",
+                               name=src.name, page=page))
     if status == 416:
-        raise DownloadError(f"Hugging Face no longer has the bytes Hearth asked for in {src.name} (416): "
-                            "the file may have changed. Reload the repository and start again.")
-    raise DownloadError(f"Hugging Face answered {status} for {src.name}; Hearth expected the file's bytes. "
-                        "Try again later.")
+        raise DownloadError(T_("Hugging Face no longer has the bytes Hearth asked for in {name} (416): "
+                               "the file may have changed. Reload the repository and start again.",
+                               name=src.name))
+    raise DownloadError(T_("Hugging Face answered {status} for {name}; Hearth expected the file's "
+                           "bytes. Try again later.", status=status, name=src.name))
 
 
 def _shutdown(resp: httpx2.Response) -> None:
@@ -1208,6 +1244,8 @@ def download_group(sources: Sequence[DownloadSource], folder: Path, *, cancel: C
     :class:`DownloadUnavailableError` or :class:`DownloadError`, each with a sentence for the
     user.
     """
+    import httpx2
+
     opt = options or DownloadOptions()
     for s in sources:
         part_paths(folder, s.name)  # every name is checked before anything touches the disk
@@ -1222,11 +1260,11 @@ def download_group(sources: Sequence[DownloadSource], folder: Path, *, cancel: C
         return group.run()
     except CancelledError:
         with contextlib.suppress(Exception):
-            group.emit(force=True, phase="paused: by you")
+            group.emit(force=True, phase=T_("paused: by you"))
         raise
     except DiskFullError:
         with contextlib.suppress(Exception):
-            group.emit(force=True, phase="paused: the disk is full")
+            group.emit(force=True, phase=T_("paused: the disk is full"))
         raise
     finally:
         if own:

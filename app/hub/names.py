@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from app.hub.types import FileGroup, FileKind, HubFile, UnsafeNameError
+from app.i18n import T_
 from runner.wire.splits import split_part
 
 # Longest names first, so "Q4_K_M" wins over "Q4_K" and "IQ2_XXS" over "IQ2_XS".
@@ -41,33 +42,33 @@ def safe_relative_path(name: str) -> PurePosixPath:
     """
     def refuse(why: str) -> UnsafeNameError:
         shown = name.encode("unicode_escape").decode("ascii")[:120]
-        return UnsafeNameError(f"The Hub gave a file name Hearth will not write to disk "
-                               f"({shown!r}): {why}. Nothing was downloaded.")
+        return UnsafeNameError(T_("The Hub gave a file name Hearth will not write to disk ({shown!r}): "
+                                  "{why}. Nothing was downloaded.", shown=shown, why=why))
 
     if not name or name != name.strip():
-        raise refuse("it is empty or starts or ends with spaces")
+        raise refuse(T_("it is empty or starts or ends with spaces"))
     if any(unicodedata.category(ch)[0] == "C" for ch in name):
-        raise refuse("it contains control or invisible characters")
+        raise refuse(T_("it contains control or invisible characters"))
     if "\\" in name:
-        raise refuse("it contains a backslash")
+        raise refuse(T_("it contains a backslash"))
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or name.startswith("~"):
-        raise refuse("it is an absolute path")
+        raise refuse(T_("it is an absolute path"))
     if ":" in name:
-        raise refuse("it contains a colon (a drive letter or an alternate data stream on Windows)")
+        raise refuse(T_("it contains a colon (a drive letter or an alternate data stream on Windows)"))
     parts = name.split("/")
     if len(parts) > _MAX_DEPTH:
-        raise refuse("it is nested too deeply")
+        raise refuse(T_("it is nested too deeply"))
     for part in parts:
         if part in ("", ".", ".."):
-            raise refuse("it has an empty, '.' or '..' component")
+            raise refuse(T_("it has an empty, '.' or '..' component"))
         if len(part.encode("utf-8")) > _MAX_NAME:
-            raise refuse("a component is longer than file systems allow")
+            raise refuse(T_("a component is longer than file systems allow"))
         if part.rstrip(". ") != part:
-            raise refuse("a component ends with a dot or a space")
+            raise refuse(T_("a component ends with a dot or a space"))
         if part.split(".")[0].upper() in _WINDOWS_RESERVED:
-            raise refuse("it uses a reserved Windows device name")
+            raise refuse(T_("it uses a reserved Windows device name"))
         if any(ch in part for ch in '<>"|?*'):
-            raise refuse("it contains a character Windows does not allow in file names")
+            raise refuse(T_("it contains a character Windows does not allow in file names"))
     return PurePosixPath(*parts)
 
 
@@ -78,8 +79,8 @@ def safe_join(folder: Path, name: str) -> Path:
     base = folder.resolve()
     # Symlinks already inside the folder could still lead out; resolve what exists.
     if not target.resolve().is_relative_to(base):
-        raise UnsafeNameError(f"The file name {name!r} would lead outside {folder}. "
-                              "Nothing was downloaded.")
+        raise UnsafeNameError(T_("The file name {name!r} would lead outside {folder}. Nothing was "
+                                 "downloaded.", name=name, folder=folder))
     return target
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from app import paths
 from app.hub.types import FileGroup, FileKind
 from app.hub.verdict import Verdict
+from app.i18n import Text
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +24,8 @@ log = logging.getLogger(__name__)
 class Recommendation:
     repo_id: str
     quant: str  # the quantization offered first ("Q4_K_M")
-    title: str
-    blurb: str
+    title: str  # a model's name, never translated
+    blurb: str  # a curated sentence: a Text, in the catalog through recommended_words.py
 
 
 def load_recommended(path: Path | None = None) -> list[Recommendation]:
@@ -39,8 +40,9 @@ def load_recommended(path: Path | None = None) -> list[Recommendation]:
             repo, quant = str(m["repo"]), str(m["quant"])
             if repo.count("/") != 1:
                 raise ValueError(f"{repo!r} is not owner/name")
+            blurb = str(m.get("blurb") or "").replace("{", "(").replace("}", ")")
             out.append(Recommendation(repo, quant.upper(), str(m.get("title") or repo),
-                                      str(m.get("blurb") or "")))
+                                      Text(blurb)))
         return out
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning("the recommended list %s cannot be read: %s", path, exc)

@@ -16,6 +16,7 @@ from pathlib import Path
 from app.gguf import GGUFError, GGUFHeader, HeaderTruncatedError, ModelInfo, parse_header, read_model_bytes
 from app.hub.client import HubClient
 from app.hub.types import FileGroup, HubError, HubFile
+from app.i18n import T_
 from app.jobs import CancelledError, CancelToken
 from app.storage.atomic import write_atomic
 
@@ -72,16 +73,18 @@ def remote_model(client: HubClient, repo_id: str, revision: str, group: FileGrou
     headers.append(first[0])
     count = first[1].metadata.get("split.count")
     if isinstance(count, int) and count > 1 and count != len(group.files):
-        raise RemoteHeaderError(f"{name} says it is split into {count} parts, but the repository lists "
-                                f"{len(group.files)}. It cannot be loaded as listed.")
+        raise RemoteHeaderError(T_("{name} says it is split into {count} parts, but the repository "
+                                   "lists {listed}. It cannot be loaded as listed.", name=name, count=count,
+                                   listed=len(group.files)))
     for i, part in enumerate(group.files[1:], start=2):
-        headers.append(_part_header(client, repo_id, revision, part, f"{name} (part {i})", cache,
-                                    cancel)[0])
+        headers.append(_part_header(client, repo_id, revision, part,
+                                    T_("{name} (part {number})", name=name, number=i), cache, cancel)[0])
     try:
         return read_model_bytes(headers[0], name=name, file_size=group.first.size,
                                 extra_parts=headers[1:])
     except HeaderTruncatedError as exc:  # cannot happen: each header parsed alone above
-        raise RemoteHeaderError(f"The header of {name} is incomplete ({exc}).") from exc
+        raise RemoteHeaderError(T_("The header of {name} is incomplete ({error}).", name=name,
+                                   error=str(exc))) from exc
     except GGUFError as exc:
         raise RemoteHeaderError(str(exc)) from exc
 
@@ -111,8 +114,8 @@ def _part_header(client: HubClient, repo_id: str, revision: str, file: HubFile, 
             if exc.needed > MAX_HEADER:
                 raise _too_large(name, exc.needed) from exc
             if size is not None and len(buf) >= size:
-                raise RemoteHeaderError(f"{name} ends inside its own header: the file on Hugging Face "
-                                        "is damaged or not a model.") from exc
+                raise RemoteHeaderError(T_("{name} ends inside its own header: the file on Hugging "
+                                           "Face is damaged or not a model.", name=name)) from exc
             nxt = min(max(exc.needed, 2 * len(buf)), MAX_HEADER)
             if size is not None:
                 nxt = min(nxt, size)
@@ -129,6 +132,6 @@ def _part_header(client: HubClient, repo_id: str, revision: str, file: HubFile, 
 
 
 def _too_large(name: str, needed: int) -> RemoteHeaderError:
-    return RemoteHeaderError(f"{name} claims a header of more than {needed / 2**20:,.0f} MiB; real models "
-                             f"need a few. Hearth stops at {MAX_HEADER // 2**20} MiB: the file is damaged "
-                             "or not a model.")
+    return RemoteHeaderError(T_("{name} claims a header of more than {needed:,.0f} MiB; real models "
+                                "need a few. Hearth stops at {most} MiB: the file is damaged or not "
+                                "a model.", name=name, needed=needed / 2**20, most=MAX_HEADER // 2**20))

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from app.i18n import TextError
+
 
 class FileKind(Enum):
     """What a .gguf file in a repository is for; only MODEL files are offered for chat."""
@@ -89,8 +91,11 @@ class RepoDetails:
 # -- errors: each str() is a sentence a person can act on ----------------------------------------
 
 
-class HubError(Exception):
-    """Anything that went wrong talking to the Hub."""
+class HubError(TextError):
+    """Anything that went wrong talking to the Hub.
+
+    The sentence is an :class:`app.i18n.Text` (``T_``); ``str()`` returns it as it is (not the
+    plain copy ``Exception.__str__`` makes), so the window translates ``ui_text(str(error))``."""
 
 
 class HubUnreachableError(HubError):

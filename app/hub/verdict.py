@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from app.i18n import T_
+from app.planner import wording
 from app.planner.memory import offloaded
 from app.planner.plan import LaunchPlan, plan
 from app.planner.types import NO_DRY_RUN, Wishes
@@ -54,16 +56,16 @@ class Verdict:
         """A short phrase for a list row."""
         ctx = _tokens(self.n_ctx)
         if self.fit is Fit.GPU:
-            return f"Fits on the GPU · {ctx} context"
+            return T_("Fits on the GPU · {context} context", context=ctx)
         if self.fit is Fit.PARTIAL:
-            return f"Partial offload: {self.gpu_layers} of {self.layers} layers on the GPU · " \
-                   f"{ctx} context"
+            return T_("Partial offload: {gpu_layers} of {layers} layers on the GPU · {context} "
+                      "context", gpu_layers=self.gpu_layers, layers=self.layers, context=ctx)
         if self.fit is Fit.CPU:
-            return f"CPU only · {ctx} context"
-        return "Will not fit on this computer"
+            return T_("CPU only · {context} context", context=ctx)
+        return T_("Will not fit on this computer")
 
     def tooltip(self) -> str:
-        return "\n".join(f"• {r}" for r in self.reasons if r)
+        return wording.lines([T_("• {reason}", reason=r) for r in self.reasons if r])
 
 
 def verdict_for(model: ModelInfo, hardware: HardwareReport, wishes: Wishes | None = None,
@@ -98,5 +100,5 @@ def summarize(p: LaunchPlan) -> Verdict:
 
 def _tokens(n: int) -> str:
     if n >= 1024 and n % 1024 == 0:
-        return f"{n // 1024}k"
-    return f"{n:,}"
+        return T_("{thousands}k", thousands=n // 1024)
+    return T_("{tokens:,}", tokens=n)

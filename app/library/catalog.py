@@ -26,6 +26,7 @@ from typing import Any
 
 from app import paths as app_paths
 from app.gguf import GGUFError, read_model
+from app.i18n import T_, TextError
 from app.jobs import CancelToken, ProgressFn
 from app.library.scan import FoundModel
 from app.storage.atomic import write_json_atomic
@@ -37,8 +38,9 @@ _CACHE_VERSION = 1
 _CACHE_LIMIT = 2000  # entries kept across sessions; a library is tens of models
 
 
-class LibraryError(Exception):
-    """Something about a library model the user must act on; ``str()`` says what."""
+class LibraryError(TextError):
+    """Something about a library model the user must act on; ``str()`` says what (an
+    :class:`app.i18n.Text` the window translates)."""
 
 
 class NotOwnedError(LibraryError):
@@ -279,8 +281,8 @@ def verify(found: FoundModel, cancel: CancelToken | None = None,
     part is missing or cannot be read.
     """
     if not found.complete:
-        raise ModelFileError(f"{found.name} is missing parts: download every part before "
-                             "checking it.")
+        raise ModelFileError(T_("{name} is missing parts: download every part before checking it.",
+                                name=found.name))
     expected = _expected(found, records)
     total = sum(_size(p) for p in found.paths) or 1
     done = 0
@@ -341,7 +343,8 @@ def _sha256_file(path: Path, cancel: CancelToken | None, step: Callable[[int], N
                 digest.update(block)
                 step(len(block))
     except OSError as exc:
-        raise ModelFileError(f"Cannot read {path}: {exc.strerror or exc}.") from exc
+        raise ModelFileError(T_("Cannot read {path}: {error}.", path=path,
+                                error=exc.strerror or str(exc))) from exc
     return digest.hexdigest()
 
 
@@ -369,8 +372,8 @@ def delete(found: FoundModel, models_dir: Path, *, records: Path | None = None) 
         if not (link_home.is_relative_to(root) and target.is_relative_to(root)) or target == root:
             owner = found.source if not found.own else "another folder"
             raise NotOwnedError(
-                f"Hearth only deletes models it downloaded into {models_dir}; {part} belongs to "
-                f"{owner}. Remove it there.")
+                T_("Hearth only deletes models it downloaded into {models_dir}; {part} belongs to "
+                   "{owner}. Remove it there.", models_dir=models_dir, part=part, owner=owner))
     folders: set[Path] = set()
     for part in found.paths:
         real = Path(os.path.realpath(part))  # before the unlink, while a link still leads there
@@ -379,8 +382,8 @@ def delete(found: FoundModel, models_dir: Path, *, records: Path | None = None) 
         except FileNotFoundError:
             pass
         except OSError as exc:
-            raise ModelFileError(f"Cannot delete {part}: {exc.strerror or exc}. Close any "
-                                 "program using it and try again.") from exc
+            raise ModelFileError(T_("Cannot delete {part}: {error}. Close any program using it and "
+                                    "try again.", part=part, error=exc.strerror or str(exc))) from exc
         folders.add(Path(os.path.realpath(part.parent)))
         try:
             _forget_record(real, records or default_records_path())

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.chat.message import Message
+from app.i18n import T_
 from app.storage.db import Database
 from app.storage.legacy import short_title
 
@@ -107,12 +108,12 @@ class ConversationStore:
         now = self._clock()
         cursor = self._db.execute(
             "INSERT INTO conversations (title, model, created, updated) VALUES (?, ?, ?, ?)",
-            (title, model, now, now), action="save the new conversation")
+            (title, model, now, now), action=T_("save the new conversation"))
         return _row_id(cursor.lastrowid)
 
     def summaries(self) -> list[ConversationSummary]:
         """Every conversation: pinned ones first, then the most recently updated."""
-        rows = self._db.query(_SUMMARY.format(where=""), action="read the list of conversations")
+        rows = self._db.query(_SUMMARY.format(where=""), action=T_("read the list of conversations"))
         return [_summary(r) for r in rows]
 
     def search(self, text: str, limit: int = SEARCH_LIMIT) -> list[ConversationSummary]:
@@ -126,13 +127,13 @@ class ConversationStore:
         where = ("WHERE c.title LIKE :p ESCAPE '\\' OR EXISTS (SELECT 1 FROM messages m"
                  " WHERE m.conversation_id = c.id AND m.content LIKE :p ESCAPE '\\')")
         rows = self._db.query(_SUMMARY.format(where=where) + " LIMIT :limit",
-                              {"p": pattern, "limit": limit}, action="search the conversations")
+                              {"p": pattern, "limit": limit}, action=T_("search the conversations"))
         return [_summary(r) for r in rows]
 
     def get(self, conv_id: int) -> Conversation:
         """The conversation with the branch shown (root to head) in order, each message knowing
         its siblings; ConversationNotFoundError if gone."""
-        action = "read the conversation"
+        action = T_("read the conversation")
         rows = self._db.query("SELECT id, title, model, created, updated, pinned, head_id, settings"
                               " FROM conversations WHERE id = ?", (conv_id,), action=action)
         if not rows:
@@ -155,7 +156,7 @@ class ConversationStore:
         A parent with other children already makes the new message a branch: an edited
         question, a regenerated reply. The old branch is kept.
         """
-        action = "save the message"
+        action = T_("save the message")
         now = self._clock()
         with self._db.transaction(action):
             found = self._db.query("SELECT head_id FROM conversations WHERE id = ?", (conv_id,),
@@ -180,17 +181,17 @@ class ConversationStore:
         """
         if meta is None:
             cursor = self._db.execute("UPDATE messages SET content = ?, note = ? WHERE id = ?",
-                                      (content, note, message_id), action="save the reply")
+                                      (content, note, message_id), action=T_("save the reply"))
         else:
             cursor = self._db.execute(
                 "UPDATE messages SET content = ?, note = ?, meta = ? WHERE id = ?",
-                (content, note, _dumps(meta), message_id), action="save the reply")
+                (content, note, _dumps(meta), message_id), action=T_("save the reply"))
         if not cursor.rowcount:
             raise MessageNotFoundError(message_id)
 
     def show_branch(self, conv_id: int, message_id: int) -> Conversation:
         """Show the branch through ``message_id``: its newest continuation becomes the head."""
-        action = "switch to another version of the conversation"
+        action = T_("switch to another version of the conversation")
         with self._db.transaction(action):
             rows = self._db.query("SELECT id, parent_id FROM messages WHERE conversation_id = ?",
                                   (conv_id,), action=action)
@@ -209,12 +210,12 @@ class ConversationStore:
     def set_settings(self, conv_id: int, settings: Mapping[str, Any]) -> None:
         """The conversation's system prompt and sampling settings (a JSON object)."""
         self._change(conv_id, "UPDATE conversations SET settings = ? WHERE id = ?",
-                     (_dumps(settings), conv_id), "save the conversation's settings")
+                     (_dumps(settings), conv_id), T_("save the conversation's settings"))
 
     def set_model(self, conv_id: int, model: str) -> None:
         """The model the conversation is written with (it is offered again when reopened)."""
         self._change(conv_id, "UPDATE conversations SET model = ? WHERE id = ?", (model, conv_id),
-                     "save the conversation's model")
+                     T_("save the conversation's model"))
 
     def rename(self, conv_id: int, title: str) -> None:
         """Change the title (the conversation keeps its place in the list)."""
@@ -229,7 +230,7 @@ class ConversationStore:
     def delete(self, conv_id: int) -> None:
         """Delete the conversation and its messages; deleting one already gone is no error."""
         self._db.execute("DELETE FROM conversations WHERE id = ?", (conv_id,),
-                         action="delete the conversation")
+                         action=T_("delete the conversation"))
 
     def _change(self, conv_id: int, sql: str, params: tuple[object, ...], action: str) -> None:
         if not self._db.execute(sql, params, action=action).rowcount:

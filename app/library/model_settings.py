@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from app.i18n import T_
 from app.storage.db import Database
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ class ModelSettingsStore:
     def get(self, key: str) -> dict[str, Any]:
         """The model's settings, or an empty dict when none were saved."""
         rows = self._db.query("SELECT settings FROM model_settings WHERE key = ?", (key,),
-                              action="read the model's settings")
+                              action=T_("read the model's settings"))
         if not rows:
             return {}
         try:
@@ -50,9 +51,9 @@ class ModelSettingsStore:
             "INSERT INTO model_settings (key, settings, updated) VALUES (?, ?, ?)"
             " ON CONFLICT (key) DO UPDATE SET settings = excluded.settings,"
             " updated = excluded.updated",
-            (key, text, self._clock()), action="save the model's settings")
+            (key, text, self._clock()), action=T_("save the model's settings"))
 
     def delete(self, key: str) -> None:
         """Forget the model's settings (back to the defaults)."""
         self._db.execute("DELETE FROM model_settings WHERE key = ?", (key,),
-                         action="reset the model's settings")
+                         action=T_("reset the model's settings"))

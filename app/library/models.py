@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from app.i18n import T_
 from app.storage.db import Database
 
 RECENT_LIMIT = 10
@@ -53,20 +54,20 @@ class ModelLibrary:
             "INSERT INTO models (path, name, size, last_used) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (path) DO UPDATE SET name = excluded.name,"
             " size = COALESCE(excluded.size, models.size), last_used = excluded.last_used",
-            (model.path, model.name, model.size, model.last_used), action="save the model list")
+            (model.path, model.name, model.size, model.last_used), action=T_("save the model list"))
         return model
 
     def recent(self, limit: int = RECENT_LIMIT) -> list[LocalModel]:
         """The most recently used models, newest first."""
         rows = self._db.query("SELECT path, name, size, last_used FROM models"
                               " ORDER BY last_used DESC, rowid DESC LIMIT ?", (limit,),
-                              action="read the model list")
+                              action=T_("read the model list"))
         return [_model(r) for r in rows]
 
     def remove(self, path: str | os.PathLike[str]) -> None:
         """Forget a model (the file itself is not touched); forgetting an unknown one is fine."""
         self._db.execute("DELETE FROM models WHERE path = ?", (os.fspath(path),),
-                         action="update the model list")
+                         action=T_("update the model list"))
 
     def forget_unusable(self) -> list[str]:
         """Forget the files that can no longer be loaded; returns their paths.
@@ -76,7 +77,7 @@ class ModelLibrary:
         model: a file that does not start with the GGUF magic (a script or a text file once
         opened by path).
         """
-        rows = self._db.query("SELECT path FROM models", (), action="read the model list")
+        rows = self._db.query("SELECT path FROM models", (), action=T_("read the model list"))
         unusable = [r["path"] for r in rows if not _usable(r["path"])]
         for path in unusable:
             self.remove(path)

@@ -9,6 +9,7 @@ says "now", never added into the header's figure.
 
 from __future__ import annotations
 
+from app.i18n import T_
 from app.loading.tuning import DeviceBar, Measured
 from app.planner import wording
 
@@ -20,16 +21,14 @@ def header(bar: DeviceBar, *, gpus: bool) -> str:
     say anything (how the layers are split); on a machine without one every layer is in RAM,
     and "19 layers" there reads as 19 layers offloaded to a GPU it does not have.
     """
-    where = "System RAM" if bar.kind == "cpu" else bar.name
-    parts = [where]
+    where = T_("System RAM") if bar.kind == "cpu" else bar.name
+    share = (T_("the model needs {need} of {capacity}", need=wording.size(bar.need),
+                capacity=wording.gib(bar.capacity)) if bar.need else
+             T_("none of the model; {capacity} in all", capacity=wording.gib(bar.capacity)))
     if bar.layers and (bar.kind == "gpu" or gpus):
-        parts.append(f"{bar.layers} layer{'s' if bar.layers != 1 else ''}")
-    if bar.need:
-        parts.append(f"the model needs {wording.size(bar.need)} of "
-                     f"{wording.gib(bar.capacity)}")
-    else:
-        parts.append(f"none of the model; {wording.gib(bar.capacity)} in all")
-    return " · ".join(parts)
+        return T_("{device} · {layers} · {share}", device=where,
+                  layers=T_("%n layer(s)", None, bar.layers), share=share)
+    return T_("{device} · {share}", device=where, share=share)
 
 
 def others_now(bar: DeviceBar) -> int:
@@ -42,7 +41,8 @@ def free_now(bar: DeviceBar) -> str:
     the panel, a GPU's memory when the hardware was detected."""
     others = others_now(bar)
     free = max(0, bar.capacity - others)
-    return f"Other programs use {wording.size(others)} now; {wording.size(free)} is free."
+    return T_("Other programs use {others} now; {free} is free.", others=wording.size(others),
+              free=wording.size(free))
 
 
 def measured_bytes(bar: DeviceBar, measured: Measured) -> int:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.i18n import T_, TextError
 from app.jobs import CancelToken
 from app.loading.flags import plan_args
 from app.planner.memory import Correction
@@ -36,8 +37,11 @@ PROBE_TIMEOUT_S = 60.0
 ProbeFn = Callable[[list[str]], dict[str, Any]]
 
 
-class ProbeUnavailableError(Exception):
-    """The runner could not be started or failed; planning continues without the dry run."""
+class ProbeUnavailableError(TextError):
+    """The runner could not be started or failed; planning continues without the dry run.
+
+    Its message is a clause of the reason the plan shows (``probe_unavailable``): ``str()``
+    keeps it an :class:`app.i18n.Text`."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,8 @@ def run_probe(args: list[str], program: RunnerProgram | Sequence[str] | None = N
     try:
         done = run_runner(cmd, timeout=timeout, token=token)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ProbeUnavailableError(f"the runner's dry run could not run ({exc})") from exc
+        raise ProbeUnavailableError(T_("the runner's dry run could not run ({error})",
+                                        error=str(exc))) from exc
     lines = [ln for ln in done.stdout.splitlines() if ln.strip().startswith("{")]
     try:
         data: dict[str, Any] = json.loads(lines[-1]) if lines else {}
@@ -72,7 +77,7 @@ def run_probe(args: list[str], program: RunnerProgram | Sequence[str] | None = N
         data = {}
     if done.returncode != 0 or not data or "error" in data:
         why = data.get("error") or (done.stderr.strip().splitlines()[-1:] or ["no output"])[0]
-        raise ProbeUnavailableError(f"the runner's dry run failed: {why}")
+        raise ProbeUnavailableError(T_("the runner's dry run failed: {why}", why=why))
     return data
 
 

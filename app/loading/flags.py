@@ -7,6 +7,7 @@ launch build their arguments here, so the plan that was checked is the plan that
 
 from __future__ import annotations
 
+from app.i18n import T_
 from app.planner.plan import LaunchPlan
 from app.planner.types import PlannerError
 from app.planner.wording import num
@@ -19,8 +20,8 @@ def plan_args(plan: LaunchPlan, model_path: str | None = None) -> list[str]:
     """
     path = model_path or plan.model.path
     if not path:
-        raise PlannerError("This plan was made from a partial download; download the model "
-                           "before starting it.")
+        raise PlannerError(T_("This plan was made from a partial download; download the model "
+                              "before starting it."))
     s = plan.settings
     args = [
         "--model", path,

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from enum import Enum
 
+from app.i18n import T_
 from app.planner import wording
 from app.planner.fallback import FailureKind, next_fallback
 from app.planner.plan import LaunchPlan
@@ -119,5 +120,5 @@ class LoadLadder:
         self.plan = nxt
         self.attempts += 1
         self.steps.append(wording.text(nxt.reasons[-1]) if nxt.reasons else
-                          "Retrying with smaller settings.")
+                          T_("Retrying with smaller settings."))
         return nxt

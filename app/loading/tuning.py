@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.gguf import ModelInfo
+from app.i18n import T_, Text
 from app.planner import wording
 from app.planner.devices import choose_gpus, devices_for
 from app.planner.memory import KV_TYPES, Correction, predict
@@ -263,7 +264,7 @@ def not_fit_text(plan: LaunchPlan) -> str | None:
         return None
     why = _not_fit_reason(plan)
     if why is None:
-        return "These settings do not fit in this computer's memory."
+        return T_("These settings do not fit in this computer's memory.")
     return wording.text(why)
 
 
@@ -279,14 +280,14 @@ class Segment:
     bytes: int
 
 
-SEGMENT_LABELS = {
-    "others": "Used by other apps",
-    "weights": "Weights",
-    "kv": "KV cache",
-    "compute": "Compute buffers",
-    "overhead": "CUDA's own (context, cuBLAS)",
-    "shared": "GPU (shared memory)",
-    "reserve": "Kept free",
+SEGMENT_LABELS: dict[str, str] = {
+    "others": T_("Used by other apps"),
+    "weights": T_("Weights"),
+    "kv": T_("KV cache"),
+    "compute": T_("Compute buffers"),
+    "overhead": T_("CUDA's own (context, cuBLAS)"),
+    "shared": T_("GPU (shared memory)"),
+    "reserve": T_("Kept free"),
 }
 
 
@@ -317,14 +318,15 @@ class DeviceBar:
 
     def detail(self) -> str:
         """The plan's parts in numbers; when they do not fit, by how much."""
-        parts = [f"{s.label} {_size(s.bytes)}" for s in self.segments if s.kind != "others"
-                 and s.bytes]
-        text = ", ".join(parts) or "Nothing of the model"
+        parts: list[str] = [T_("{part} {size}", part=s.label, size=_size(s.bytes))
+                            for s in self.segments if s.kind != "others" and s.bytes]
+        text = wording.joined(parts) if parts else T_("Nothing of the model")
         if not self.fits:
-            return (f"Does not fit: needs {wording.gib(self.need)}, "
-                    f"{wording.gib(self.budget)} available after keeping "
-                    f"{wording.gib(self.reserve)} free ({text}).")
-        return f"{text}; {wording.gib(self.reserve)} kept free."
+            return T_("Does not fit: needs {need}, {budget} available after keeping {reserve} "
+                      "free ({parts}).", need=wording.gib(self.need),
+                      budget=wording.gib(self.budget), reserve=wording.gib(self.reserve),
+                      parts=text)
+        return T_("{parts}; {reserve} kept free.", parts=text, reserve=wording.gib(self.reserve))
 
 
 def pinned_breakdown(plan: LaunchPlan, pins: Pins,
@@ -425,13 +427,14 @@ def measured_by_device(entries: Iterable[Any]) -> dict[str, Measured]:
 def measured_text(bar: DeviceBar, measured: Measured) -> str:
     """"Measured after load: KV cache 0.5 GiB (predicted 0.5 GiB), ..." for one device."""
     predicted = {s.kind: s.bytes for s in bar.segments}
-    pairs = [("weights", "Weights", measured.weights), ("kv", "KV cache", measured.kv),
-             ("compute", "Compute buffers", measured.compute)]
-    parts = [f"{label} {_size(value)} (predicted {_size(predicted.get(kind, 0))})"
-             for kind, label, value in pairs if value is not None]
-    return "Measured after load: " + ", ".join(parts) + "."
+    pairs = [("weights", T_("Weights"), measured.weights), ("kv", T_("KV cache"), measured.kv),
+             ("compute", T_("Compute buffers"), measured.compute)]
+    parts: list[str] = [T_("{part} {size} (predicted {predicted})", part=label, size=_size(value),
+                           predicted=_size(predicted.get(kind, 0)))
+                        for kind, label, value in pairs if value is not None]
+    return T_("Measured after load: {parts}.", parts=wording.joined(parts))
 
 
-def _size(n: int) -> str:
+def _size(n: int) -> Text:
     # Tiny models have buffers of a few MiB: "0.0 GiB" would say nothing.
     return wording.gib(n) if n >= 1 << 30 else wording.mib(n)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from app import paths
+from app.i18n import T_, TextError
 from app.jobs import CancelToken
 from app.planner.types import Reason, WorkerDevice
 from app.runner_client.build import run_runner
@@ -43,24 +44,30 @@ class WorkerCheck:
                 for e, why in self.problems]
 
 
+class AddressError(TextError, ValueError):
+    """What a person typed is not a worker's address; ``str()`` is the sentence to show, an
+    :class:`app.i18n.Text` the window translates."""
+
+
 def normalize(text: str) -> str:
     """``host:port`` from what a person typed (``host`` alone gets the default port);
     ValueError with a sentence for anything else."""
     t = text.strip().removeprefix("rpc://").rstrip("/")
     if not t:
-        raise ValueError("Type the worker's address, such as 192.168.1.20:50052.")
+        raise AddressError(T_("Type the worker's address, such as 192.168.1.20:50052."))
     if any(c.isspace() or c in "/@?#," for c in t):
-        raise ValueError(f"{text.strip()!r} is not an address: type host:port, such as "
-                         "192.168.1.20:50052.")
+        raise AddressError(T_("{typed} is not an address: type host:port, such as "
+                              "192.168.1.20:50052.", typed=repr(text.strip())))
     host, sep, port = t.rpartition(":")
     if not sep or "]" in port:
         host, port = t, str(DEFAULT_PORT)
     host = host.strip("[]")
     if not host:
-        raise ValueError(f"{text.strip()!r} is not an address: type host:port, such as "
-                         "192.168.1.20:50052.")
+        raise AddressError(T_("{typed} is not an address: type host:port, such as "
+                              "192.168.1.20:50052.", typed=repr(text.strip())))
     if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"The port in {text.strip()!r} must be a number from 1 to 65535.")
+        raise AddressError(T_("The port in {typed} must be a number from 1 to 65535.",
+                              typed=repr(text.strip())))
     return f"[{host}]:{int(port)}" if ":" in host else f"{host}:{int(port)}"
 
 
@@ -105,7 +112,7 @@ def check_workers(endpoints: Sequence[str],
     try:
         done = run_runner(cmd, timeout=timeout * len(endpoints) + 30, token=token)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        why = f"the check could not run ({exc})"
+        why = T_("the check could not run ({error})", error=str(exc))
         return WorkerCheck((), tuple((e, why) for e in endpoints))
     return parse_check(done.stdout, endpoints, done.stderr)
 

@@ -83,7 +83,7 @@ class LaunchPlan:
 
     def ensure_fits(self) -> LaunchPlan:
         if not self.fits:
-            raise PlanDoesNotFitError(" ".join(t for t in self.reason_texts() if t))
+            raise PlanDoesNotFitError(wording.sentences([t for t in self.reason_texts() if t]))
         return self
 
     def to_json(self) -> dict[str, Any]:

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from app.i18n import TextError
+
 GiB = 1 << 30
 MiB = 1 << 20
 
@@ -13,8 +15,11 @@ ContextWish = int | Literal["fit", "max"]
 Priority = Literal["speed", "context"]
 
 
-class PlannerError(Exception):
-    """A plan could not be made; ``str()`` says what to change."""
+class PlannerError(TextError):
+    """A plan could not be made; ``str()`` says what to change.
+
+    ``str()`` returns the message itself when it is an :class:`app.i18n.Text`, so the window
+    can translate it (``Exception.__str__`` would copy it into a plain ``str``)."""
 
 
 class PlanDoesNotFitError(PlannerError):

@@ -4,6 +4,11 @@ The search, the fallback ladder, the dry run and the load preparation explain th
 :class:`~app.planner.types.Reason` records (a code and its numbers); this module words them. The
 window, ``hearth plan`` and the ladder's status lines all show what :func:`text` returns, so a
 change of wording is one edit here, and the numbers stay available as data for a settings panel.
+
+Every sentence is an :class:`app.i18n.Text` built with ``T_`` (issue 27): its value is the
+English sentence, and the window translates it (``app.ui.lang.ui_text``). A sentence made of
+pieces (a list of devices, a size) takes the pieces as nested ``Text`` arguments, never as a
+joined ``str``, so the translation reaches every piece.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from app.i18n import T_, FormatNumber, Text, Translate
 from app.planner.types import GiB, MiB, Reason
 
 log = logging.getLogger(__name__)
@@ -20,7 +26,7 @@ Params = Mapping[str, Any]
 
 
 def text(reason: Reason) -> str:
-    """The sentence for one reason."""
+    """The sentence for one reason (a :class:`~app.i18n.Text` for every known code)."""
     word = _WORDING.get(reason.code)
     if word is None:  # a code without wording is a bug, but the user still gets the gist
         log.error("no wording for plan reason %r", reason.code)
@@ -37,18 +43,69 @@ def known_codes() -> frozenset[str]:
     return frozenset(_WORDING)
 
 
+# -- pieces of sentences ---------------------------------------------------------------------------
+
+
+class _WithoutStop(Text):
+    """A sentence without its final full stop, in English and in translation: a clause that
+    another sentence ends (``"Worker X left out: {why}."``)."""
+
+    def __new__(cls, sentence: Text) -> _WithoutStop:
+        self = str.__new__(cls, str.__str__(sentence).rstrip("."))
+        self.template, self.args, self.n = sentence.template, sentence.args, sentence.n
+        return self
+
+    def translated(self, translate: Translate, number: FormatNumber | None = None) -> str:
+        return super().translated(translate, number).rstrip(".")
+
+
+def clause(why: object) -> str:
+    """``why`` (a sentence) without its final full stop; a :class:`Text` stays translatable."""
+    if isinstance(why, Text):
+        return _WithoutStop(why)
+    return str(why).rstrip(".")
+
+
+def joined(items: Sequence[str], how: str = ", ") -> str:
+    """``items`` as one list; when any is a :class:`Text`, a ``Text`` whose separators are
+    translatable too. ``how``: ", ", "; ", " " or a new line (the separators a translation may change)."""
+    if not any(isinstance(item, Text) for item in items):
+        return how.join(items)
+    result: str = items[0] if items else ""
+    for item in items[1:]:
+        if how == "; ":
+            result = T_("{first}; {then}", first=result, then=item)
+        elif how == " ":
+            result = T_("{first} {then}", first=result, then=item)
+        elif how == "\n":
+            result = T_("{first}\n{then}", first=result, then=item)
+        else:
+            result = T_("{first}, {then}", first=result, then=item)
+    return result
+
+
+def lines(items: Sequence[str]) -> str:
+    """Lines one under another (``"\\n".join``), each still translatable."""
+    return joined(items, "\n")
+
+
+def sentences(items: Sequence[str]) -> str:
+    """Sentences one after another (``" ".join``), each still translatable."""
+    return joined(items, " ")
+
+
 # -- small formatters -----------------------------------------------------------------------------
 
 
-def gib(n: int) -> str:
-    return f"{n / GiB:.1f} GiB"
+def gib(n: int) -> Text:
+    return T_("{size:.1f} GiB", size=n / GiB)
 
 
-def mib(n: int) -> str:
-    return f"{n / MiB:.0f} MiB"
+def mib(n: int) -> Text:
+    return T_("{size:.0f} MiB", size=n / MiB)
 
 
-def size(n: int) -> str:
+def size(n: int) -> Text:
     """GiB, or MiB below one GiB: a tiny model's buffers of a few MiB would read "0.0 GiB"."""
     return gib(n) if n >= GiB else mib(n)
 
@@ -71,230 +128,279 @@ def show(v: object) -> str:
 
 
 def join_names(names: Sequence[str]) -> str:
-    """``["A", "A"]`` -> "2× A"; ``["A", "B"]`` -> "A + B"."""
+    """``["A", "A"]`` -> "2× A"; ``["A", "B"]`` -> "A + B" (device names: data, not words)."""
     if len(set(names)) == 1 and len(names) > 1:
         return f"{len(names)}× {names[0]}"
-    return " + ".join(names) if names else "GPU"
+    return " + ".join(names) if names else T_("GPU")
 
 
-def _where(gpus: Sequence[str]) -> str:
+def _where(gpus: Sequence[str]) -> Text:
     if len(gpus) == 1:
-        return f"the {join_names(gpus)}"
+        return T_("the {names}", names=join_names(gpus))
     # A worker's device is named "device N of HOST:PORT": it may be a CPU, so not "GPUs".
-    return f"{len(gpus)} " + ("devices" if any(" of " in g for g in gpus) else "GPUs")
+    if any(" of " in g for g in gpus):
+        return T_("%n device(s)", None, len(gpus))
+    return T_("%n GPU(s)", None, len(gpus))
 
 
 def _backends(p: Params) -> str:
-    return " or ".join(str(b).upper() for b in p.get("backends", ())) or "GPU"
+    names = [str(b).upper() for b in p.get("backends", ())]
+    if not names:
+        return T_("GPU")
+    result: str = names[0]
+    for name in names[1:]:
+        result = T_("{first} or {then}", first=result, then=name)
+    return result
 
 
 def _pins(pins: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={show(v)}" for k, v in pins.items())
+    return ", ".join(f"{k}={show(v)}" for k, v in pins.items())  # setting names: data
 
 
 def _corrections(p: Params, digits: int) -> str:
-    parts = [f"{dev}: KV ×{c['kv']:.{digits}f}, compute ×{c['compute']:.{digits}f}"
-             for dev, c in p.get("corrections", {}).items()]
-    return "; ".join(parts) or "no change"
+    parts: list[str] = [
+        T_("{device}: KV ×{kv:.2f}, compute ×{compute:.2f}", device=dev, kv=c["kv"],
+           compute=c["compute"]) if digits == 2 else
+        T_("{device}: KV ×{kv:.3f}, compute ×{compute:.3f}", device=dev, kv=c["kv"],
+           compute=c["compute"])
+        for dev, c in p.get("corrections", {}).items()]
+    return joined(parts, "; ") if parts else T_("no change")
 
 
 # -- the search -----------------------------------------------------------------------------------
 
 
-def _build_without_gpu(p: Params) -> str:
+def _build_without_gpu(p: Params) -> Text:
     names = join_names(p["gpus"])
     if p["cause"] == "not_seen":
-        return (f"The runner does not see the {names} (is the {_backends(p)} driver loaded?): "
-                "running on the CPU.")
-    return (f"This runner build has no {_backends(p)} support: running on the CPU. A "
-            f"{_backends(p)} build of the runner would use the {names}.")
+        return T_("The runner does not see the {names} (is the {backends} driver loaded?): "
+                  "running on the CPU.", names=names, backends=_backends(p))
+    return T_("This runner build has no {backends} support: running on the CPU. A {backends} "
+              "build of the runner would use the {names}.", names=names, backends=_backends(p))
 
 
-def _gpus_not_driven(p: Params) -> str:
+def _gpus_not_driven(p: Params) -> Text:
     names = join_names(p["gpus"])
-    verb = "is" if len(p["gpus"]) == 1 else "are"
+    one = len(p["gpus"]) == 1
     if p["cause"] == "not_seen":
-        return (f"The {names} {verb} not used: the runner does not see "
-                f"{'it' if verb == 'is' else 'them'} (is the {_backends(p)} driver loaded?).")
-    return f"The {names} {verb} not used: this runner build has no {_backends(p)} support."
+        if one:
+            return T_("The {names} is not used: the runner does not see it (is the {backends} "
+                      "driver loaded?).", names=names, backends=_backends(p))
+        return T_("The {names} are not used: the runner does not see them (is the {backends} "
+                  "driver loaded?).", names=names, backends=_backends(p))
+    if one:
+        return T_("The {names} is not used: this runner build has no {backends} support.",
+                  names=names, backends=_backends(p))
+    return T_("The {names} are not used: this runner build has no {backends} support.",
+              names=names, backends=_backends(p))
 
 
-def _all_layers_moe(p: Params) -> str:
-    return (f"All {p['layers']} layers are on {_where(p['gpus'])}, but the expert tensors of the "
-            f"first {p['n_cpu_moe']} of {p['n_layer']} layers stay in system RAM: that keeps "
-            "attention and the other layers on the GPU, which is faster than moving whole "
-            "layers to the CPU.")
+def _all_layers_moe(p: Params) -> Text:
+    return T_("All {layers} layers are on {where}, but the expert tensors of the first "
+              "{n_cpu_moe} of {n_layer} layers stay in system RAM: that keeps attention and the "
+              "other layers on the GPU, which is faster than moving whole layers to the CPU.",
+              layers=p["layers"], where=_where(p["gpus"]), n_cpu_moe=p["n_cpu_moe"],
+              n_layer=p["n_layer"])
 
 
-def _partial(p: Params) -> str:
-    return (f"{p['n_gpu_layers']} of {p['layers']} layers on the {join_names(p['gpus'])}, "
-            f"{p['n_cpu_layers']} on the CPU: the layers need {gib(p['need'])} and the GPU memory "
-            f"available after the margin is {gib(p['have'])}.")
+def _partial(p: Params) -> Text:
+    return T_("{n_gpu_layers} of {layers} layers on the {names}, {n_cpu_layers} on the CPU: the "
+              "layers need {need} and the GPU memory available after the margin is {have}.",
+              n_gpu_layers=p["n_gpu_layers"], layers=p["layers"],
+              names=join_names(p["gpus"]), n_cpu_layers=p["n_cpu_layers"],
+              need=gib(p["need"]), have=gib(p["have"]))
 
 
-def _kv_quantized(p: Params) -> str:
-    where = " with every layer on the GPU." if p["on_gpu"] else "."
-    return (f"The KV cache is stored as {p['cache_type']} (about half the memory of f16) because "
-            f"f16 did not fit{where}")
+def _kv_quantized(p: Params) -> Text:
+    if p["on_gpu"]:
+        return T_("The KV cache is stored as {cache_type} (about half the memory of f16) because "
+                  "f16 did not fit with every layer on the GPU.", cache_type=p["cache_type"])
+    return T_("The KV cache is stored as {cache_type} (about half the memory of f16) because "
+              "f16 did not fit.", cache_type=p["cache_type"])
 
 
-def _cores(n: float) -> str:
-    return f"{n:g} core{'' if n == 1 else 's'}"
+def _cores(n: float) -> Text:
+    if float(n).is_integer():
+        return T_("%n core(s)", None, int(n))
+    return T_("{cores:g} cores", cores=n)
 
 
-def _threads(p: Mapping[str, Any]) -> str:
+def _threads(p: Mapping[str, Any]) -> Text:
     n, most = p["n_threads"], p.get("max_threads") or p["n_threads"]
-    threads = f"{n} thread{'s' if n != 1 else ''}"
+    threads = T_("%n thread(s)", None, n)
     rem = p.get("remembered")
+    why: Text
     if rem:
-        speeds = ", ".join(f"{v:g} with {k}" for k, v in rem["tokens_per_second"].items())
-        why = (f"{threads} to start: the last load of this model with about "
-               f"{_cores(rem['busy'])} busy measured tokens/s {speeds}.")
+        speeds = joined([T_("{speed:g} with {threads}", speed=v, threads=k)
+                         for k, v in rem["tokens_per_second"].items()])
+        why = T_("{threads} to start: the last load of this model with about {cores} busy "
+                 "measured tokens/s {speeds}.", threads=threads, cores=_cores(rem["busy"]),
+                 speeds=speeds)
     elif p.get("busy"):
-        why = (f"{threads} of {most} to start: other programs keep about {_cores(p['busy'])} "
-               "busy now, and llama.cpp waits for its slowest thread at every step, so a thread "
-               "sharing a core with them holds all the others back.")
+        why = T_("{threads} of {most} to start: other programs keep about {cores} busy now, and "
+                 "llama.cpp waits for its slowest thread at every step, so a thread sharing a "
+                 "core with them holds all the others back.", threads=threads, most=most,
+                 cores=_cores(p["busy"]))
     else:
-        why = (f"{threads}: one per physical performance core (hyper-threads and efficiency "
-               "cores slow generation down).")
+        why = T_("{threads}: one per physical performance core (hyper-threads and efficiency "
+                 "cores slow generation down).", threads=threads)
     if p.get("max_threads"):
-        why += (f" Hearth measures at load which count up to {most} is fastest now, and "
-                "measures again when another program starts or stops using the cores.")
+        why = T_("{why} Hearth measures at load which count up to {most} is fastest now, and "
+                 "measures again when another program starts or stops using the cores.",
+                 why=why, most=most)
     return why
 
 
-def _flash_attn(p: Params) -> str:
+def _flash_attn(p: Params) -> Text:
     if not differs_as_shown(p["compute"], p["compute_off"]):
         # The planner gives this reason only where it saves memory; one recorded otherwise
         # must not read "at 514 MiB instead of 514 MiB".
-        return "Flash attention on."
-    return (f"Flash attention on: it keeps the compute buffer at {mib(p['compute'])} instead "
-            f"of {mib(p['compute_off'])}.")
+        return T_("Flash attention on.")
+    return T_("Flash attention on: it keeps the compute buffer at {on} instead of {off}.",
+              on=mib(p["compute"]), off=mib(p["compute_off"]))
 
 
-def _reserve(p: Params) -> str:
-    parts = []
+def _reserve(p: Params) -> Text:
     if p.get("gpu_margin") is not None:
-        parts.append(f"{gib(p['gpu_margin'])} free on each GPU")
-    parts.append(f"{gib(p['ram_reserve'])} of RAM for the system and other programs")
-    return "Keeping " + " and ".join(parts) + "."
+        return T_("Keeping {gpu} free on each GPU and {ram} of RAM for the system and other "
+                  "programs.", gpu=gib(p["gpu_margin"]), ram=gib(p["ram_reserve"]))
+    return T_("Keeping {ram} of RAM for the system and other programs.",
+              ram=gib(p["ram_reserve"]))
 
 
-def _does_not_fit(p: Params) -> str:
+def _does_not_fit(p: Params) -> Text:
     pinned = p.get("pinned") or {}
-    what = f"With the pinned {_pins(pinned)}, " if pinned else "Even at the smallest settings, "
-    budgets = "; ".join(f"{d['name']}: {gib(d['free'])} free, {gib(d['reserve'])} kept back"
-                        for d in p.get("devices", ()))
-    advice = ("Unpin some settings or choose a smaller quantization." if pinned else
-              "Choose a smaller model or quantization, or close other programs.")
-    return (f"{what}{p['model']} needs {gib(p['need'])} but this computer has {gib(p['have'])} "
-            f"to spare ({budgets}). {advice}")
+    budgets = joined([T_("{name}: {free} free, {reserve} kept back", name=d["name"],
+                         free=gib(d["free"]), reserve=gib(d["reserve"]))
+                      for d in p.get("devices", ())], "; ")
+    if pinned:
+        return T_("With the pinned {pins}, {model} needs {need} but this computer has {have} to "
+                  "spare ({budgets}). Unpin some settings or choose a smaller quantization.",
+                  pins=_pins(pinned), model=p["model"], need=gib(p["need"]),
+                  have=gib(p["have"]), budgets=budgets)
+    return T_("Even at the smallest settings, {model} needs {need} but this computer has {have} "
+              "to spare ({budgets}). Choose a smaller model or quantization, or close other "
+              "programs.", model=p["model"], need=gib(p["need"]), have=gib(p["have"]),
+              budgets=budgets)
 
 
 # -- the fallback ladder --------------------------------------------------------------------------
 
 
-def _fallback_cpu(p: Params) -> str:
+def _fallback_cpu(p: Params) -> Text:
     if p.get("cause") == "device":
-        return "The GPU reported an error; retrying on the CPU only."
-    return "Out of memory on the GPU: retrying on the CPU only."
+        return T_("The GPU reported an error; retrying on the CPU only.")
+    return T_("Out of memory on the GPU: retrying on the CPU only.")
 
 
-def _split_machines(p: Params) -> str:
-    parts = []
+def _split_machines(p: Params) -> Text:
+    parts: list[str] = []
     for part in p["parts"]:
         first, last = part["first"], part["last"]
-        span = f"layer {first}" if first == last else f"layers {first}–{last}"
+        span = (T_("layer {first}", first=first) if first == last else
+                T_("layers {first}–{last}", first=first, last=last))
         if last < first:  # only the output head
-            span = "the output layer"
+            span = T_("the output layer")
         elif part.get("output"):
-            span += " and the output layer"
+            span = T_("{span} and the output layer", span=span)
         where = (f"{part['machine']} ({part['device']})" if part["machine"]
-                 else f"this computer's {part['device']}")
-        parts.append(f"{span} on {where}")
-    return "Split over several machines: " + "; ".join(parts) + "."
+                 else T_("this computer's {device}", device=part["device"]))
+        parts.append(T_("{span} on {where}", span=span, where=where))
+    return T_("Split over several machines: {parts}.", parts=joined(parts, "; "))
 
 
-def _fallback_local(p: Params) -> str:
-    return ("A worker stopped answering: loading again on this computer alone, without "
-            f"{', '.join(p['workers'])}.")
+def _fallback_local(p: Params) -> Text:
+    return T_("A worker stopped answering: loading again on this computer alone, without "
+              "{workers}.", workers=", ".join(p["workers"]))
+
+
+def _runtime_chosen(p: Params) -> Text:
+    if p.get("why"):
+        return T_("Runtime: {runtime}, {why}.", runtime=p["runtime"], why=clause(p["why"]))
+    return T_("Runtime: {runtime}.", runtime=p["runtime"])
 
 
 _WORDING: dict[str, Callable[[Params], str]] = {
     # where the layers go
-    "cpu_as_asked": lambda p: "Running on the CPU, as asked.",
-    "no_usable_gpu": lambda p: "No GPU that llama.cpp can use was found, so the model runs on "
-                               "the CPU.",
+    "cpu_as_asked": lambda p: T_("Running on the CPU, as asked."),
+    "no_usable_gpu": lambda p: T_("No GPU that llama.cpp can use was found, so the model runs "
+                                  "on the CPU."),
     "build_without_gpu": _build_without_gpu,
     "gpus_not_driven": _gpus_not_driven,
     "all_layers_moe": _all_layers_moe,
-    "ctx_capped": lambda p: (f"Context capped at {p['n_ctx']} (the model supports "
-                             f"{p['n_ctx_train']}) to keep all {p['layers']} layers on "
-                             f"{_where(p['gpus'])}."),
-    "all_layers_fit": lambda p: (f"All {p['layers']} layers fit on {_where(p['gpus'])} with a "
-                                 f"context of {p['n_ctx']}."),
-    "no_layer_fits": lambda p: (f"The {join_names(p['gpus'])} cannot hold even one layer at "
-                                "these settings, so the model runs on the CPU."),
+    "ctx_capped": lambda p: T_("Context capped at {n_ctx} (the model supports {n_ctx_train}) to "
+                               "keep all {layers} layers on {where}.", n_ctx=p["n_ctx"],
+                               n_ctx_train=p["n_ctx_train"], layers=p["layers"],
+                               where=_where(p["gpus"])),
+    "all_layers_fit": lambda p: T_("All {layers} layers fit on {where} with a context of "
+                                   "{n_ctx}.", layers=p["layers"], where=_where(p["gpus"]),
+                                   n_ctx=p["n_ctx"]),
+    "no_layer_fits": lambda p: T_("The {names} cannot hold even one layer at these settings, so "
+                                  "the model runs on the CPU.", names=join_names(p["gpus"])),
     "partial_offload": _partial,
-    "experts_first": lambda p: (f"Expert tensors of the first {p['n_cpu_moe']} layers stay in "
-                                "system RAM before any whole layer leaves the GPU."),
+    "experts_first": lambda p: T_("Expert tensors of the first {n_cpu_moe} layers stay in "
+                                  "system RAM before any whole layer leaves the GPU.",
+                                  n_cpu_moe=p["n_cpu_moe"]),
     # the other settings
     "kv_quantized": _kv_quantized,
-    "ctx_fits_memory": lambda p: (f"Context set to {p['n_ctx']} tokens (the model supports "
-                                  f"{p['n_ctx_train']}): that is what fits in the memory that "
-                                  "is left."),
-    "ctx_beyond_training": lambda p: (f"Context {p['n_ctx']} is beyond the {p['n_ctx_train']} "
-                                      "tokens the model was trained on; quality may drop past "
-                                      "that."),
-    "ctx_floor": lambda p: (f"Context kept at the floor of {p['n_ctx']} tokens: less would make "
-                            "the model forget the conversation too soon."),
+    "ctx_fits_memory": lambda p: T_("Context set to {n_ctx} tokens (the model supports "
+                                    "{n_ctx_train}): that is what fits in the memory that is "
+                                    "left.", n_ctx=p["n_ctx"], n_ctx_train=p["n_ctx_train"]),
+    "ctx_beyond_training": lambda p: T_("Context {n_ctx} is beyond the {n_ctx_train} tokens the "
+                                        "model was trained on; quality may drop past that.",
+                                        n_ctx=p["n_ctx"], n_ctx_train=p["n_ctx_train"]),
+    "ctx_floor": lambda p: T_("Context kept at the floor of {n_ctx} tokens: less would make the "
+                              "model forget the conversation too soon.", n_ctx=p["n_ctx"]),
     "flash_attn": _flash_attn,
     "threads": _threads,
     "reserve": _reserve,
-    "gpu_budget": lambda p: (f"Planned as if each GPU had {p['budget'] // MiB:,} MiB "
-                             "(--gpu-budget-mib): a test of partial offload, not the real size "
-                             "of the card."),
-    "cache_estimated": lambda p: (f"The {p['architecture']} cache layout is estimated; the dry "
-                                  "run checks it."),
-    "pinned": lambda p: f"Pinned by you: {_pins(p['pins'])}.",
+    "gpu_budget": lambda p: T_("Planned as if each GPU had {budget:,} MiB (--gpu-budget-mib): a "
+                               "test of partial offload, not the real size of the card.",
+                               budget=p["budget"] // MiB),
+    "cache_estimated": lambda p: T_("The {architecture} cache layout is estimated; the dry run "
+                                    "checks it.", architecture=p["architecture"]),
+    "pinned": lambda p: T_("Pinned by you: {pins}.", pins=_pins(p["pins"])),
     # plans that do not fit
-    "quantized_v_needs_fa": lambda p: (f"A {p['cache_type_v']} V cache needs flash attention, "
-                                       f"which is pinned '{p['flash_attn']}'. Turn flash "
-                                       "attention on or use an f16 V cache."),
+    "quantized_v_needs_fa": lambda p: T_("A {cache_type_v} V cache needs flash attention, which "
+                                         "is pinned '{flash_attn}'. Turn flash attention on or "
+                                         "use an f16 V cache.", cache_type_v=p["cache_type_v"],
+                                         flash_attn=p["flash_attn"]),
     "does_not_fit": _does_not_fit,
     # the fallback ladder
-    "fallback_ctx": lambda p: (f"Out of memory: retrying with a context of {p['n_ctx']} instead "
-                               f"of {p['was']}."),
-    "fallback_kv": lambda p: (f"Out of memory: retrying with the KV cache stored as "
-                              f"{p['cache_type']}."),
-    "fallback_layers": lambda p: (f"Out of memory: retrying with {p['n_gpu_layers']} layers on "
-                                  f"the GPU instead of {p['was']}."),
-    "fallback_experts": lambda p: "Out of memory: retrying with every expert tensor in system "
-                                  "RAM.",
+    "fallback_ctx": lambda p: T_("Out of memory: retrying with a context of {n_ctx} instead of "
+                                 "{was}.", n_ctx=p["n_ctx"], was=p["was"]),
+    "fallback_kv": lambda p: T_("Out of memory: retrying with the KV cache stored as "
+                                "{cache_type}.", cache_type=p["cache_type"]),
+    "fallback_layers": lambda p: T_("Out of memory: retrying with {n_gpu_layers} layers on the "
+                                    "GPU instead of {was}.", n_gpu_layers=p["n_gpu_layers"],
+                                    was=p["was"]),
+    "fallback_experts": lambda p: T_("Out of memory: retrying with every expert tensor in "
+                                     "system RAM."),
     "fallback_cpu": _fallback_cpu,
     "fallback_local": _fallback_local,
     # several machines (llama.cpp RPC)
     "split_machines": _split_machines,
-    "worker_unavailable": lambda p: (f"Worker {p['endpoint']} left out: "
-                                     f"{str(p['why']).rstrip('.')}."),
+    "worker_unavailable": lambda p: T_("Worker {endpoint} left out: {why}.",
+                                       endpoint=p["endpoint"], why=clause(p["why"])),
     # measurements and the dry run (app/loading)
-    "stored_corrections": lambda p: ("Memory figures corrected by what an earlier load of this "
-                                     f"model measured ({_corrections(p, 2)})."),
-    "runner_unknown": lambda p: (f"The runner could not say which devices its build can use "
-                                 f"({str(p['why']).rstrip('.')}), so the plan is for the GPUs "
-                                 "this computer has."),
+    "stored_corrections": lambda p: T_("Memory figures corrected by what an earlier load of "
+                                       "this model measured ({corrections}).",
+                                       corrections=_corrections(p, 2)),
+    "runner_unknown": lambda p: T_("The runner could not say which devices its build can use "
+                                   "({why}), so the plan is for the GPUs this computer has.",
+                                   why=clause(p["why"])),
     # the runtime (app/runtimes)
-    "runtime_chosen": lambda p: (f"Runtime: {p['runtime']}"
-                                 + (f", {str(p['why']).rstrip('.')}." if p.get("why") else ".")),
-    "runtime_skipped": lambda p: (f"Runtime {p['runtime']} not used: "
-                                  f"{str(p['why']).rstrip('.')}."),
-    "probe_matches": lambda p: "Checked with llama.cpp's dry run: the prediction matches.",
-    "probe_corrected": lambda p: ("Checked with llama.cpp's dry run, which corrected the first "
-                                  f"estimate ({_corrections(p, 3)})."),
-    "probe_disagrees": lambda p: ("llama.cpp's dry run still disagrees with the planner after "
-                                  f"correcting it ({_corrections(p, 3)}); the plan keeps the "
-                                  "corrected figures."),
-    "probe_unavailable": lambda p: f"Not checked with llama.cpp's dry run: {p['why']}.",
-    "recorded_machine": lambda p: "Not checked with the dry run: the plan is for a recorded "
-                                  "machine.",
+    "runtime_chosen": _runtime_chosen,
+    "runtime_skipped": lambda p: T_("Runtime {runtime} not used: {why}.", runtime=p["runtime"],
+                                    why=clause(p["why"])),
+    "probe_matches": lambda p: T_("Checked with llama.cpp's dry run: the prediction matches."),
+    "probe_corrected": lambda p: T_("Checked with llama.cpp's dry run, which corrected the first "
+                                    "estimate ({corrections}).", corrections=_corrections(p, 3)),
+    "probe_disagrees": lambda p: T_("llama.cpp's dry run still disagrees with the planner after "
+                                    "correcting it ({corrections}); the plan keeps the corrected "
+                                    "figures.", corrections=_corrections(p, 3)),
+    "probe_unavailable": lambda p: T_("Not checked with llama.cpp's dry run: {why}.",
+                                      why=p["why"]),
+    "recorded_machine": lambda p: T_("Not checked with the dry run: the plan is for a recorded "
+                                     "machine."),
 }

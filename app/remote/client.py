@@ -24,15 +24,18 @@ import logging
 import socket
 import ssl
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import certifi
-import httpx2
 
+from app.i18n import T_, TextError
 from app.runner_client.client import MAX_SSE_LINE_BYTES, StreamEnd, iter_sse
 from app.runner_client.lines import LineTooLong, bounded_lines
 from runner.wire.shapes import read_error
+
+if TYPE_CHECKING:  # imported where it is used: the window's start need not wait for it
+    import httpx2
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +52,10 @@ MAX_LIST_BYTES = 8 * 2**20
 MAX_ERROR_BYTES = 64 * 1024
 
 
-class RemoteError(Exception):
-    """Talking to a server failed; ``str()`` is a sentence for the user."""
+class RemoteError(TextError):
+    """Talking to a server failed; ``str()`` is a sentence for the user (an
+    :class:`app.i18n.Text` the window translates)."""
+
 
     code = "error"
 
@@ -102,6 +107,8 @@ class RemoteClient:
     def __init__(self, base_url: str, key: str | None, *, name: str = "",
                  timeout: float = LIST_TIMEOUT_S, read_timeout: float | None = READ_TIMEOUT_S,
                  verify: ssl.SSLContext | bool | None = None) -> None:
+        import httpx2
+
         self.base_url = base_url.rstrip("/")
         self.name = name or (urlsplit(self.base_url).hostname or self.base_url)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -127,13 +134,15 @@ class RemoteClient:
 
     def models(self) -> list[str]:
         """The ids of the models the server offers, sorted (GET {base}/models)."""
+        import httpx2
+
         request = self._http.build_request("GET", "models", timeout=self._list_timeout)
         try:
             resp = self._http.send(request, stream=True)
             try:
                 if resp.status_code != 200:
                     raise self._status_error(resp, "models")
-                raw = read_capped(resp, MAX_LIST_BYTES, self.name, "its list of models")
+                raw = read_capped(resp, MAX_LIST_BYTES, self.name, T_("its list of models"))
             finally:
                 resp.close()
         except httpx2.HTTPError as exc:
@@ -141,8 +150,9 @@ class RemoteClient:
         body = _json_body(raw, resp, self.name, self.base_url)
         data = body.get("data") if isinstance(body, dict) else None
         if not isinstance(data, list):
-            raise NotAnApiError(f"{self.name} answered {self.base_url}/models without a list of "
-                                "models. Check the address: it usually ends in /v1.")
+            raise NotAnApiError(T_("{name} answered {base_url}/models without a list of models. Check "
+                                   "the address: it usually ends in /v1.", name=self.name,
+                                   base_url=self.base_url))
         ids = {str(m["id"]) for m in data if isinstance(m, dict) and m.get("id")}
         return sorted(ids, key=str.casefold)
 
@@ -150,6 +160,8 @@ class RemoteClient:
                     **params: Any) -> RemoteStream:
         """Open a streaming chat with ``model``; iterate the result for text, then read
         ``.end``. A server that answers with one JSON body instead gives that text at once."""
+        import httpx2
+
         body = {"model": model, "messages": messages, "stream": True,
                 "stream_options": {"include_usage": True}, **params}
         request = self._http.build_request("POST", "chat/completions", json=body)
@@ -172,28 +184,30 @@ class RemoteClient:
         """The error for a streamed response that is not a 200 (reads its first bytes)."""
         status = resp.status_code
         message, code = _error_of(_head_of(resp, MAX_ERROR_BYTES))
-        detail = f" It said: {message}" if message else ""
+        detail: str = T_(" It said: {message}", message=message) if message else ""
         if status == 401:
-            return ServerAuthError(f"{self.name} refused the API key (HTTP 401). Check the key "
-                                   f"in Settings → Servers.{detail}")
+            return ServerAuthError(T_("{name} refused the API key (HTTP 401). Check the key in "
+                                      "Settings → Servers.{detail}", name=self.name, detail=detail))
         if status == 403:
-            return ServerAuthError(f"{self.name} refused access (HTTP 403): the key may not be "
-                                   f"allowed to use this.{detail}")
+            return ServerAuthError(T_("{name} refused access (HTTP 403): the key may not be allowed to "
+                                      "use this.{detail}", name=self.name, detail=detail))
         if model and (code == "model_not_found" or (status == 404 and "model" in message.lower())):
-            return ModelGone(f"{self.name} no longer offers the model “{model}”. Its list of "
-                             "models has been refreshed: pick another one.")
+            return ModelGone(T_("{name} no longer offers the model “{model}”. Its list of models has "
+                                "been refreshed: pick another one.", name=self.name, model=model))
         if status == 404:
             where = f"{self.base_url}/{'models' if what == 'models' else 'chat/completions'}"
-            return NotAnApiError(f"{self.name} has no OpenAI-compatible API at {where} (HTTP "
-                                 "404). Check the address in Settings → Servers: it usually "
-                                 "ends in /v1.")
+            return NotAnApiError(T_("{name} has no OpenAI-compatible API at {where} (HTTP 404). Check "
+                                    "the address in Settings → Servers: it usually ends in /v1.",
+                                    name=self.name, where=where))
         if status == 429:
-            return ServerApiError(f"{self.name} is busy or your quota is used up (HTTP 429). "
-                                  f"Try again later.{detail}", status)
+            return ServerApiError(T_("{name} is busy or your quota is used up (HTTP 429). Try again "
+                                     "later.{detail}", name=self.name, detail=detail), status)
         if status >= 500:
-            return ServerApiError(f"{self.name} had a problem of its own (HTTP {status}).{detail}",
+            return ServerApiError(T_("{name} had a problem of its own (HTTP {status}).{detail}",
+                                     name=self.name, status=status, detail=detail),
                                   status)
-        return ServerApiError(f"{self.name} refused the request (HTTP {status}).{detail}", status)
+        return ServerApiError(T_("{name} refused the request (HTTP {status}).{detail}", name=self.name,
+                                 status=status, detail=detail), status)
 
 
 class RemoteStream:
@@ -211,21 +225,24 @@ class RemoteStream:
         self.end: StreamEnd | None = None
 
     def __iter__(self) -> Iterator[str]:
+        import httpx2
+
         try:
             if not self.streamed:
                 yield from self._whole()
             elif self._ctype != "text/event-stream":
                 raise NotAnApiError(
-                    f"{self._name} did not answer like an OpenAI-compatible API (it sent "
-                    f"{self._ctype or 'no content type'}). Check the address in Settings → "
-                    "Servers: it usually ends in /v1.")
+                    T_("{name} did not answer like an OpenAI-compatible API (it sent {ctype}). Check "
+                       "the address in Settings → Servers: it usually ends in /v1.", name=self._name,
+                       ctype=self._ctype or T_("no content type")))
             else:
                 yield from self._events()
         except httpx2.HTTPError as exc:
             raise transport_error(self._name, self._base_url, exc, during=True) from None
         except LineTooLong as exc:
-            raise NotAnApiError(f"{self._name} sent {exc} in one piece of its reply; Hearth "
-                                "stopped reading it there. Ask again, or check the server.") \
+            raise NotAnApiError(T_("{name} sent {error} in one piece of its reply; Hearth stopped "
+                                   "reading it there. Ask again, or check the server.", name=self._name,
+                                   error=str(exc))) \
                 from None
         finally:
             self._resp.close()
@@ -238,14 +255,14 @@ class RemoteStream:
             try:
                 event = json.loads(data)
             except ValueError:
-                raise NotAnApiError(f"{self._name} sent a piece of the reply that is not "
-                                    "JSON.") from None
+                raise NotAnApiError(T_("{name} sent a piece of the reply that is not JSON.",
+                                       name=self._name)) from None
             if not isinstance(event, dict):
                 continue
             err = read_error(event)
             if err is not None:
-                raise ServerApiError(f"{self._name} stopped the reply with an error: "
-                                     f"{err.message}", 200)
+                raise ServerApiError(T_("{name} stopped the reply with an error: {message}",
+                                        name=self._name, message=err.message), 200)
             if event.get("usage"):
                 usage = event["usage"]
             for choice in event.get("choices") or ():
@@ -260,12 +277,12 @@ class RemoteStream:
 
     def _whole(self) -> Iterator[str]:
         """A server that does not stream: the whole reply in one chat completion body."""
-        raw = read_capped(self._resp, MAX_WHOLE_REPLY_BYTES, self._name, "one reply")
+        raw = read_capped(self._resp, MAX_WHOLE_REPLY_BYTES, self._name, T_("one reply"))
         body = _json_body(raw, self._resp, self._name, self._base_url)
         choices = body.get("choices") if isinstance(body, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise NotAnApiError(f"{self._name} answered without a chat reply. Check the address "
-                                "in Settings → Servers: it usually ends in /v1.")
+            raise NotAnApiError(T_("{name} answered without a chat reply. Check the address in "
+                                   "Settings → Servers: it usually ends in /v1.", name=self._name))
         log.info("%s does not stream; its whole reply came at once", self._name)
         choice = choices[0]
         text = (choice.get("message") or {}).get("content")
@@ -297,8 +314,9 @@ def read_capped(resp: httpx2.Response, cap: int, name: str, what: str) -> bytes:
 
 
 def _too_big(name: str, what: str, cap: int) -> NotAnApiError:
-    return NotAnApiError(f"{name} sent more than {cap // 2**20} MiB as {what}; Hearth stopped "
-                         "reading it there. Check the server, or ask for a shorter reply.")
+    return NotAnApiError(T_("{name} sent more than {most} MiB as {what}; Hearth stopped reading it "
+                            "there. Check the server, or ask for a shorter reply.", name=name,
+                            most=cap // 2**20, what=what))
 
 
 def _head_of(resp: httpx2.Response, cap: int) -> bytes:
@@ -317,9 +335,9 @@ def _json_body(raw: bytes, resp: httpx2.Response, name: str, base_url: str) -> A
         return json.loads(raw)
     except ValueError:
         ctype = resp.headers.get("content-type", "") or "no content type"
-        raise NotAnApiError(f"{name} did not answer like an OpenAI-compatible API (it sent "
-                            f"{ctype.split(';')[0]}, not JSON). Check the address in Settings → "
-                            "Servers: it usually ends in /v1.") from None
+        raise NotAnApiError(T_("{name} did not answer like an OpenAI-compatible API (it sent {ctype}, "
+                               "not JSON). Check the address in Settings → Servers: it usually ends in "
+                               "/v1.", name=name, ctype=ctype.split(";")[0])) from None
 
 
 def _error_of(raw: bytes) -> tuple[str, str]:
@@ -344,15 +362,17 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 def transport_error(name: str, base_url: str, exc: httpx2.HTTPError,
                     during: bool = False) -> RemoteError:
     """The sentence for a failure below HTTP (network, DNS, TLS, timeouts)."""
+    import httpx2
+
     host = urlsplit(base_url).hostname or base_url
     chain = list(_chain(exc))
     verify = next((e for e in chain if isinstance(e, ssl.SSLCertVerificationError)), None)
     if verify is not None or "CERTIFICATE_VERIFY_FAILED" in str(exc):
         why = getattr(verify, "verify_message", "") or "certificate verify failed"
         return ServerTLSError(
-            f"The certificate of {name} ({host}) is not trusted: {why}. If this is your own "
-            "server with a self-signed certificate, add it to this computer's trusted "
-            "certificates, or use http:// on a network you trust.")
+            T_("The certificate of {name} ({host}) is not trusted: {why}. If this is your own server "
+               "with a self-signed certificate, add it to this computer's trusted certificates, or use "
+               "http:// on a network you trust.", name=name, host=host, why=why))
     tls = next((e for e in chain if isinstance(e, ssl.SSLError)), None)
     if tls is not None:
         reason = getattr(tls, "reason", None) or str(tls)
@@ -361,25 +381,28 @@ def transport_error(name: str, base_url: str, exc: httpx2.HTTPError,
         return ServerTLSError(f"A secure (TLS) connection to {name} ({host}) failed: {reason}."
                               + hint)
     if isinstance(exc, httpx2.ConnectTimeout):
-        return ServerUnreachable(f"{name} ({host}) did not answer within "
-                                 f"{CONNECT_TIMEOUT_S:.0f} s. Check that it is on and that this "
-                                 "computer can reach its network.")
+        return ServerUnreachable(T_("{name} ({host}) did not answer within {seconds:.0f} s. "
+                                    "Check that it is on and that this computer can reach its network.",
+                                    name=name, host=host, seconds=CONNECT_TIMEOUT_S))
     if isinstance(exc, httpx2.TimeoutException):
-        return ServerUnreachable(f"{name} stopped answering (no data for a long time). Try "
-                                 "again; if it keeps happening, the server may be overloaded.")
+        return ServerUnreachable(T_("{name} stopped answering (no data for a long time). Try again; if "
+                                    "it keeps happening, the server may be overloaded.", name=name))
     if isinstance(exc, httpx2.ConnectError):
         if any(isinstance(e, socket.gaierror) for e in chain):
-            return ServerUnreachable(f"Hearth could not find the server “{host}” (the name does "
-                                     "not resolve). Check the address and your network "
-                                     "connection.")
+            return ServerUnreachable(T_("Hearth could not find the server “{host}” (the name does not "
+                                        "resolve). Check the address and your network connection.",
+                                        host=host))
         refused = any(isinstance(e, ConnectionRefusedError) or
                       getattr(e, "errno", None) == errno.ECONNREFUSED for e in chain)
         if refused:
-            return ServerUnreachable(f"Nothing answers at {base_url}: {name} may be off, or "
-                                     "listening on another port.")
-        return ServerUnreachable(f"{name} cannot be reached at {base_url} ({exc}). Check the "
-                                 "address and your network connection.")
+            return ServerUnreachable(T_("Nothing answers at {base_url}: {name} may be off, or "
+                                        "listening on another port.", base_url=base_url, name=name))
+        return ServerUnreachable(T_("{name} cannot be reached at {base_url} ({error}). Check the address "
+                                    "and your network connection.", name=name, base_url=base_url,
+                                    error=str(exc)))
     if isinstance(exc, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
-        return ServerUnreachable(f"The connection to {name} was lost"
-                                 f"{' during the reply' if during else ''}. Try again.")
-    return RemoteError(f"Talking to {name} failed: {exc}")
+        if during:
+            return ServerUnreachable(T_("The connection to {name} was lost during the reply. Try "
+                                        "again.", name=name))
+        return ServerUnreachable(T_("The connection to {name} was lost. Try again.", name=name))
+    return RemoteError(T_("Talking to {name} failed: {error}", name=name, error=str(exc)))

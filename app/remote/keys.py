@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import logging
 
+from app.i18n import T_, TextError
 from app.remote.servers import ServerFormError
 from app.storage import secrets
 
 log = logging.getLogger(__name__)
 
 
-class KeyStoreError(Exception):
+class KeyStoreError(TextError):
     """The key could not be kept; ``str()`` says what that means for the user."""
 
+
     def __init__(self, detail: str = "") -> None:
-        super().__init__(f"Hearth could not keep the server's API key: {detail} It is used until "
-                         "Hearth closes, and you will need to enter it again next time.")
+        super().__init__(T_("Hearth could not keep the server's API key: {detail} It is used until "
+                            "Hearth closes, and you will need to enter it again next time.",
+                            detail=detail))
         self.detail = detail  # the store's own sentence, for the log
 
 
@@ -38,7 +41,7 @@ def check_key(key: str) -> str:
     if key.lower().startswith("bearer "):
         key = key[7:].strip()  # pasted with the header's word in front
     if key and (not key.isascii() or not key.isprintable() or any(c.isspace() for c in key)):
-        raise ServerFormError("The API key has spaces or unusual characters: copy it again.")
+        raise ServerFormError(T_("The API key has spaces or unusual characters: copy it again."))
     return key
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app import paths
+from app.i18n import T_, TextError
 from app.storage.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -31,8 +32,9 @@ MAX_NAME = 80
 KEY_PREFIX = "remote:"
 
 
-class ServerFormError(ValueError):
-    """What the user typed cannot be a server (``str()`` says what to change)."""
+class ServerFormError(TextError, ValueError):
+    """What the user typed cannot be a server (``str()`` says what to change, an
+    :class:`app.i18n.Text` the window translates)."""
 
 
 @dataclass(frozen=True)
@@ -84,26 +86,26 @@ def normalize_base_url(text: str) -> str:
     """
     text = text.strip()
     if not text:
-        raise ServerFormError("Enter the server's address, such as http://192.168.1.20:8080/v1.")
+        raise ServerFormError(T_("Enter the server's address, such as http://192.168.1.20:8080/v1."))
     if any(ch.isspace() for ch in text):
-        raise ServerFormError("The address cannot contain spaces.")
+        raise ServerFormError(T_("The address cannot contain spaces."))
     if "://" not in text:
         text = "http://" + text
     parts = urlsplit(text)
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
-        raise ServerFormError(f"The address must start with http:// or https://, not "
-                              f"{parts.scheme}://.")
+        raise ServerFormError(T_("The address must start with http:// or https://, not {scheme}://.",
+                                 scheme=parts.scheme))
     try:
         host, port = parts.hostname, parts.port
     except ValueError:  # a port that is not a number or out of range
-        raise ServerFormError("The port in the address is not valid (1–65535).") from None
+        raise ServerFormError(T_("The port in the address is not valid (1–65535).")) from None
     if not host:
-        raise ServerFormError("The address has no server name or IP address.")
+        raise ServerFormError(T_("The address has no server name or IP address."))
     if parts.username or parts.password:
-        raise ServerFormError("Put the API key in the key field, not in the address.")
+        raise ServerFormError(T_("Put the API key in the key field, not in the address."))
     if parts.query or parts.fragment:
-        raise ServerFormError("The address cannot have a query (?…) or a fragment (#…).")
+        raise ServerFormError(T_("The address cannot have a query (?…) or a fragment (#…)."))
     netloc = f"[{host}]" if ":" in host else host
     if port is not None:
         netloc += f":{port}"
@@ -115,11 +117,11 @@ def check_name(name: str, others: list[Server], own_id: str = "") -> str:
     """The name cleaned up; ServerFormError when empty, too long or already used."""
     name = " ".join(name.split())
     if not name:
-        raise ServerFormError("Give the server a name, such as “Office PC”.")
+        raise ServerFormError(T_("Give the server a name, such as “Office PC”."))
     if len(name) > MAX_NAME:
-        raise ServerFormError(f"The name is too long (at most {MAX_NAME} characters).")
+        raise ServerFormError(T_("The name is too long (at most {most} characters).", most=MAX_NAME))
     if any(s.name.casefold() == name.casefold() and s.id != own_id for s in others):
-        raise ServerFormError(f"A server is already called “{name}”: choose another name.")
+        raise ServerFormError(T_("A server is already called “{name}”: choose another name.", name=name))
     return name
 
 

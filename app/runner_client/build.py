@@ -31,6 +31,7 @@ from typing import Any
 
 from app.hardware.merge import RunnerDevicesError, runner_info_from_json
 from app.hardware.report import RunnerDevice, RunnerInfo
+from app.i18n import T_
 from app.jobs import CancelledError, CancelToken
 from app.planner.types import Reason
 from app.runner_client.command import NO_CONSOLE_WINDOW, RunnerProgram
@@ -197,19 +198,21 @@ def query_runner_devices(command: Sequence[str], timeout: float = DEVICES_TIMEOU
     try:
         proc = run_runner(command, timeout=timeout, token=token)
     except subprocess.TimeoutExpired as exc:
-        raise RunnerDevicesError(f"The runner did not list its devices within {timeout:g} s.") from exc
+        raise RunnerDevicesError(T_("The runner did not list its devices within {timeout:g} s.",
+                                    timeout=timeout)) from exc
     except OSError as exc:
-        raise RunnerDevicesError(f"The runner could not be started: {exc}") from exc
+        raise RunnerDevicesError(T_("The runner could not be started: {error}", error=str(exc))) from exc
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith(("{", "["))]
     try:
         data = json.loads(lines[-1] if lines else "")
     except ValueError as exc:
         detail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        raise RunnerDevicesError(f"The runner did not answer with its devices: {detail}") from exc
+        raise RunnerDevicesError(T_("The runner did not answer with its devices: {detail}",
+                                    detail=detail)) from exc
     if isinstance(data, dict) and "error" in data:
         raise RunnerDevicesError(str(data["error"]))
     if not isinstance(data, dict):
-        raise RunnerDevicesError("The runner answered with something other than a device list.")
+        raise RunnerDevicesError(T_("The runner answered with something other than a device list."))
     return data
 
 

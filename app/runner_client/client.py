@@ -10,12 +10,14 @@ import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx2
-
+from app.i18n import T_, TextError
 from app.runner_client.lines import LineTooLong, bounded_lines
 from runner.wire.shapes import read_error, read_health
+
+if TYPE_CHECKING:  # imported where it is used: the window's start need not wait for it
+    import httpx2
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +26,9 @@ log = logging.getLogger(__name__)
 MAX_SSE_LINE_BYTES = 4 * 2**20
 
 
-class RunnerError(Exception):
-    """Something went wrong talking to the runner; ``str()`` says what and what to do."""
+class RunnerError(TextError):
+    """Something went wrong talking to the runner; ``str()`` says what and what to do (Hearth's
+    own sentences are :class:`app.i18n.Text`; the runner's API messages stay English)."""
 
 
 class RunnerUnreachable(RunnerError):
@@ -60,6 +63,8 @@ class RunnerClient:
     """Synchronous client; use one per thread (the chat worker has its own)."""
 
     def __init__(self, base_url: str, key: str | None, timeout: float = 5.0) -> None:
+        import httpx2
+
         self.base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         # Reads can wait for a long prompt to be processed; connecting must not.
@@ -94,6 +99,8 @@ class RunnerClient:
 
     def stream_chat(self, messages: list[dict[str, Any]], **params: Any) -> ChatStream:
         """Open a streaming chat; iterate the result for text deltas, then read ``.end``."""
+        import httpx2
+
         body = {"messages": messages, "stream": True,
                 "stream_options": {"include_usage": True}, **params}
         request = self._http.build_request("POST", "/v1/chat/completions", json=body)
@@ -109,6 +116,8 @@ class RunnerClient:
 
     def _request(self, method: str, path: str, expect: tuple[int, ...] = (200,),
                  **kwargs: Any) -> httpx2.Response:
+        import httpx2
+
         try:
             resp = self._http.request(method, path, **kwargs)
         except httpx2.HTTPError as exc:
@@ -127,6 +136,8 @@ class ChatStream:
         self.end: StreamEnd | None = None
 
     def __iter__(self) -> Iterator[str]:
+        import httpx2
+
         finish = ""
         usage = None
         try:
@@ -148,8 +159,8 @@ class ChatStream:
         except httpx2.HTTPError as exc:
             raise _transport_error(self._base_url, exc) from None
         except LineTooLong as exc:
-            raise RunnerError(f"The runner sent {exc} in one piece of its reply; Hearth stopped "
-                              "reading it. Restart the model.") from None
+            raise RunnerError(T_("The runner sent {error} in one piece of its reply; Hearth stopped "
+                                 "reading it. Restart the model.", error=str(exc))) from None
         finally:
             self._resp.close()
         self.end = StreamEnd(finish or "stop", usage)
@@ -180,18 +191,20 @@ def _json(resp: httpx2.Response) -> dict[str, Any]:
     try:
         body = resp.json()
     except ValueError:
-        raise RunnerError(f"The runner sent a reply that is not JSON (HTTP {resp.status_code}).") \
+        raise RunnerError(T_("The runner sent a reply that is not JSON (HTTP {status}).",
+                             status=resp.status_code)) \
             from None
     if not isinstance(body, dict):
-        raise RunnerError("The runner sent an unexpected reply.")
+        raise RunnerError(T_("The runner sent an unexpected reply."))
     return body
 
 
 def _api_error(resp: httpx2.Response) -> RunnerError:
     if resp.status_code == 401:
-        return RunnerAuthError("The runner refused Hearth's key. Another program may be using "
-                               "that port; restart the model.")
-    message, code = f"The runner answered HTTP {resp.status_code}.", None
+        return RunnerAuthError(T_("The runner refused Hearth's key. Another program may be using that "
+                                  "port; restart the model."))
+    message: str = T_("The runner answered HTTP {status}.", status=resp.status_code)
+    code = None
     try:
         err = read_error(resp.json())
     except ValueError:
@@ -202,10 +215,12 @@ def _api_error(resp: httpx2.Response) -> RunnerError:
 
 
 def _transport_error(base_url: str, exc: httpx2.HTTPError) -> RunnerError:
+    import httpx2
+
     if isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout):
-        return RunnerUnreachable(f"The model runner is not answering at {base_url}. It may have "
-                                 "stopped: load the model again.")
+        return RunnerUnreachable(T_("The model runner is not answering at {base_url}. It may have "
+                                    "stopped: load the model again.", base_url=base_url))
     if isinstance(exc, httpx2.RemoteProtocolError | httpx2.ReadError):
-        return RunnerUnreachable("The model runner closed the connection (it may have crashed or "
-                                 "been stopped). Load the model again to continue.")
-    return RunnerError(f"Talking to the model runner failed: {exc}")
+        return RunnerUnreachable(T_("The model runner closed the connection (it may have crashed or "
+                                    "been stopped). Load the model again to continue."))
+    return RunnerError(T_("Talking to the model runner failed: {error}", error=str(exc)))

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from app.hardware.report import HardwareReport
+from app.i18n import T_
 from app.jobs import CancelToken
+from app.planner import wording
 from app.storage.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -46,13 +48,17 @@ class SelftestResult:
     cpu_variant: str = ""
 
     def why_not(self) -> str:
+        """Why the runtime is skipped, a clause of the plan's reason (an :class:`app.i18n.Text`;
+        the runner's own error words stay as it wrote them)."""
         if self.error:
-            return f"its self-test could not start it: {self.error}"
+            return T_("its self-test could not start it: {error}", error=self.error)
         failed = [d for d in self.devices if not d.ok]
         if not self.devices:
-            return "its self-test found no device"
-        return "its self-test failed on " + "; ".join(
-            f"{d.device} ({d.description}): {d.error or 'no result'}" for d in failed)
+            return T_("its self-test found no device")
+        parts: list[str] = [T_("{device} ({description}): {error}", device=d.device,
+                               description=d.description, error=d.error or T_("no result"))
+                            for d in failed]
+        return T_("its self-test failed on {devices}", devices=wording.joined(parts, "; "))
 
     def summary(self) -> str:
         parts = [f"{d.device} {d.tokens_per_s:.0f} tokens/s" for d in self.devices]

@@ -12,6 +12,7 @@ import os
 
 from PySide6.QtCore import QObject, Signal
 
+from app.i18n import T_
 from app.loading import text as load_text
 from app.loading.endpoint import ChatEndpoint
 from app.loading.state import ActiveState, Phase, Step
@@ -25,13 +26,13 @@ from app.services.runner_process import RunnerState
 
 class ActiveModel(QObject):
     changed = Signal()  # the phase, the model in use, the check or the endpoint changed
-    said = Signal(str, bool)  # a sentence for the status line; True: it tells of a failure
+    said = Signal(object, bool)  # a sentence for the status line; True: it tells of a failure
     runner_state = Signal(RunnerState)  # the local runner's state (the view words it)
     progress = Signal(float)  # 0..1, the local model's load progress
     planned = Signal(object)  # LaunchPlan: the local model loads with it
-    retrying = Signal(str)  # a fallback step's reason; the load goes on smaller
-    load_failed = Signal(str)  # the local load's final failure, worded
-    died = Signal(str)  # the local runner stopped after it was ready
+    retrying = Signal(object)  # a fallback step's reason; the load goes on smaller
+    load_failed = Signal(object)  # the local load's final failure, worded
+    died = Signal(object)  # the local runner stopped after it was ready
     ready = Signal()  # the local model is ready
     remote_ready = Signal(RemoteModel)  # a server's model was checked and is in use now
     chosen = Signal(str)  # a pending switch loads this model file now (the picker shows it)
@@ -138,13 +139,14 @@ class ActiveModel(QObject):
         step = self.state.load(path)
         if step is Step.BACK:
             self.leaving.emit(False)
-            self.said.emit(f"Chatting with {os.path.basename(path)} on this computer again.",
+            self.said.emit(T_("Chatting with {name} on this computer again.",
+                              name=os.path.basename(path)),
                            False)
             self.in_use.emit(path)
         elif step is Step.STOP:
             self.leaving.emit(False)
             self.runner.stop()
-            self.said.emit(f"Unloading {os.path.basename(was)} first…", False)
+            self.said.emit(T_("Unloading {name} first…", name=os.path.basename(was)), False)
         elif step is Step.PLAN:
             self._plan(path)
             return
@@ -192,7 +194,7 @@ class ActiveModel(QObject):
         else:
             # No process to stop (planning, or between two fallback steps): nothing will
             # report a state change, so say it here.
-            self.said.emit("No model loaded.", False)
+            self.said.emit(T_("No model loaded."), False)
         self.changed.emit()
 
     def restart(self) -> None:
@@ -210,7 +212,8 @@ class ActiveModel(QObject):
         if self.remote is None or not self.state.use_remote(model):
             return
         server = self.remote.server(model.server_id)
-        self.said.emit(f"Connecting to {server.name if server else 'the server'}…", False)
+        self.said.emit(T_("Connecting to {server}…",
+                          server=server.name if server else T_("the server")), False)
         self.changed.emit()
         self.remote.use(model)
 
@@ -298,6 +301,6 @@ class ActiveModel(QObject):
             return
         if self.state.server_changed(self._remote_endpoint(remote)):
             self.leaving.emit(False)  # its server was removed
-            self.said.emit("The server of the model in use was removed; pick another model.",
+            self.said.emit(T_("The server of the model in use was removed; pick another model."),
                            False)
             self.changed.emit()

@@ -75,7 +75,7 @@ class ChatSession(QObject):
     reply_finished = Signal(object)  # Message: the live reply ended (with its note)
     busy_changed = Signal(bool)
     conversation_changed = Signal(object)  # Transcript: a new or other conversation is shown
-    save_failed = Signal(str)
+    save_failed = Signal(object)
     stats_changed = Signal(object)  # ReplyStats: the last reply's speed and token counts
     trimmed = Signal(int)  # how many of the oldest messages were left out of what was sent
     # list[Message]: the finished messages to show again, when Regenerate, Edit or Continue

@@ -28,6 +28,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.chat.source import ReplySource
+from app.i18n import T_
 from app.jobs import CancelToken
 from app.loading.endpoint import ChatEndpoint
 from app.remote.client import RemoteClient, RemoteError
@@ -138,7 +139,7 @@ def stream_reply(request: ChatRequest, emit_delta: Any, client_factory: Any = Ru
         return StreamFailure(request.id, kind, str(exc))
     except Exception as exc:  # a bug, but the chat must survive it
         log.exception("chat stream failed")
-        return StreamFailure(request.id, FailureKind.BUG, f"The reply failed: {exc}")
+        return StreamFailure(request.id, FailureKind.BUG, T_("The reply failed: {error}", error=str(exc)))
 
 
 class _Worker(QObject):

@@ -55,7 +55,7 @@ class DownloadManager(QObject):
     changed = Signal()
     progress = Signal(DownloadRow)
     finished = Signal(str)  # the path of the model's first file
-    failed = Signal(str, str)  # id, sentence
+    failed = Signal(str, object)  # id, sentence
 
     def __init__(self, tasks: TaskRunner, queue: DownloadQueue, client: Callable[[], Any],
                  models_dir: Callable[[], Path], *,

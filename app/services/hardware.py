@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.hardware.merge import merge_runner_devices
 from app.hardware.report import HardwareReport, SourceStatus
+from app.i18n import T_
 from app.services.tasks import TaskRunner
 
 log = logging.getLogger(__name__)
@@ -27,9 +28,9 @@ class HardwareService(QObject):
     """Owns the current :class:`HardwareReport`; ``refresh()`` detects a new one."""
 
     report_changed = Signal(HardwareReport)  # the machine's, then the merged one
-    status_changed = Signal(str)  # "Detecting…", "Detected in 0.42 s", …
+    status_changed = Signal(object)  # "Detecting…", "Detected in 0.42 s", …
     busy_changed = Signal(bool)
-    failed = Signal(str)  # a sentence for the user
+    failed = Signal(object)  # a sentence for the user
 
     def __init__(self, tasks: TaskRunner, detect: Callable[[], HardwareReport], *,
                  runner_devices: Callable[[], dict[str, Any]] | None = None,
@@ -78,14 +79,14 @@ class HardwareService(QObject):
         if not isinstance(report, HardwareReport):
             self._on_error(TypeError(f"detection returned {type(report).__name__}"))
             return
-        detected = f"Detected in {report.elapsed_s:.2f} s"
+        detected = T_("Detected in {seconds:.2f} s", seconds=report.elapsed_s)
         ask_runner = self._runner_devices
         if ask_runner is None:
             self._set_status(detected)
             self.set_report(report)
             self._set_busy(False)
             return
-        self._set_status(f"{detected} · asking the runner…")
+        self._set_status(T_("{detected} · asking the runner…", detected=detected))
         self.set_report(report)
 
         def merge() -> HardwareReport:
@@ -109,8 +110,8 @@ class HardwareService(QObject):
         self._set_busy(False)
 
     def _on_error(self, exc: Exception) -> None:
-        message = f"Hardware detection failed: {exc}"
+        message = T_("Hardware detection failed: {error}", error=str(exc))
         log.warning("%s", message)
-        self._set_status("Detection failed")
+        self._set_status(T_("Detection failed"))
         self._set_busy(False)
         self.failed.emit(message)

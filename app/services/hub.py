@@ -22,6 +22,8 @@ from app.hub.recommended import Recommendation, load_recommended, pick_group
 from app.hub.remote_header import HeaderCache, remote_model
 from app.hub.types import FileGroup, FileKind, HubError, HubUnreachableError, RepoDetails
 from app.hub.verdict import Verdict, verdict_for
+from app.i18n import T_
+from app.planner import wording
 from app.planner.types import PlannerError
 from app.services.tasks import TaskRunner
 
@@ -38,10 +40,10 @@ class HubService(QObject):
     details = Signal(RepoDetails)
     verdict = Signal(str, str, object)  # repo_id, group name, Verdict | str
     recommended = Signal(object)  # list[(Recommendation, RepoDetails | None, Verdict | None)]
-    unreachable = Signal(str)
-    failed = Signal(str)
+    unreachable = Signal(object)
+    failed = Signal(object)
     account = Signal(str)  # who the token belongs to, or "" when there is none
-    account_failed = Signal(str)  # a sentence: wrong token, no keyring, Hub unreachable
+    account_failed = Signal(object)  # a sentence: wrong token, no keyring, Hub unreachable
 
     def __init__(self, tasks: TaskRunner, client: Callable[[], HubClient],
                  hardware: Callable[[], HardwareReport | None], header_cache: HeaderCache,
@@ -155,8 +157,9 @@ class HubService(QObject):
         """Detection failed: the waiting verdicts say why instead of "Checking…" forever."""
         waiting, self._waiting = self._waiting, []
         for repo_id, _revision, group in waiting:
-            self.verdict.emit(repo_id, group.name, f"This computer's hardware could not be "
-                              f"detected ({sentence.rstrip('.')}), so Hearth cannot say.")
+            self.verdict.emit(repo_id, group.name, T_(
+                "This computer's hardware could not be detected ({why}), so Hearth cannot say.",
+                why=wording.clause(sentence)))
 
     def _plan(self, repo_id: str, revision: str, group: FileGroup, hw: HardwareReport) -> None:
         client, cache = self._client, self._cache
@@ -250,13 +253,13 @@ class HubService(QObject):
         """Where the token comes from, for the dialog (read from the keyring: call rarely)."""
         source = auth.token_source()
         if source == "environment":
-            return "Using the token in the HF_TOKEN environment variable."
+            return T_("Using the token in the HF_TOKEN environment variable.")
         if source == "keyring":
-            return "A token is saved in the system keyring."
+            return T_("A token is saved in the system keyring.")
         if source == "file":
-            return f"A token is saved. {auth.keyring_notice()}"
-        return "No token: public models work without one; gated models (Llama, Gemma, …) " \
-               "need one."
+            return T_("A token is saved. {where}", where=auth.keyring_notice())
+        return T_("No token: public models work without one; gated models (Llama, Gemma, …) need "
+                  "one.")
 
     # -- errors -----------------------------------------------------------------------------
 

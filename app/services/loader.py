@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.gguf import GGUFError, NotGGUFError
+from app.i18n import T_
 from app.jobs import CancelToken
 from app.loading.confirm import run_probe
 from app.loading.flags import plan_flags
@@ -87,15 +88,15 @@ def _saved_pins(pins_for: PinsLookup, path: str, report: HardwareReport) -> Pins
 
 class ModelLoader(QObject):
     planned = Signal(object)  # LaunchPlan: about to start the runner with it
-    retrying = Signal(str)  # a fallback step's reason; the retry starts next
+    retrying = Signal(object)  # a fallback step's reason; the retry starts next
     loaded = Signal(object)  # LaunchPlan the runner is ready with
-    failed = Signal(str)  # final: planning failed, the plan does not fit, or the ladder ended
-    died = Signal(str)  # the runner stopped after it was ready
+    failed = Signal(object)  # final: planning failed, the plan does not fit, or the ladder ended
+    died = Signal(object)  # the runner stopped after it was ready
     measured = Signal(object)  # list[Measurement] recorded after a load (may be empty)
     hardware_detected = Signal(object)  # HardwareReport detected for a plan
     # str path: planning found no file there, or a file that is not a GGUF model (a script
     # opened by path): nothing to offer in the model list again. Emitted before ``failed``.
-    unusable = Signal(str)
+    unusable = Signal(object)
 
     def __init__(self, runner: RunnerProcess, tasks: TaskRunner, *,
                  cached_hardware: Callable[[], HardwareReport | None] | None = None,
@@ -267,7 +268,7 @@ class ModelLoader(QObject):
         self.phase = LoadPhase.FAILED
         if isinstance(exc, (NotGGUFError, _FileGone, IsADirectoryError)):
             self.unusable.emit(self.path)
-        self.failed.emit(f"Not loaded: {exc}")
+        self.failed.emit(T_("Not loaded: {error}", error=str(exc)))
 
     def _begin(self, first: LaunchPlan) -> None:
         self.ladder = LoadLadder(first)

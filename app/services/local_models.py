@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, Signal
 from app.gguf import GGUFError, read_model
 from app.hardware.report import HardwareReport
 from app.hub.verdict import Verdict, verdict_for
+from app.i18n import T_
 from app.jobs import CancelToken
 from app.library.catalog import (
     HeaderInfoCache,
@@ -79,8 +80,8 @@ class LocalModelsService(QObject):
 
     changed = Signal(object)  # list[LocalRow]
     busy_changed = Signal(bool)
-    verified = Signal(str, object, str)  # path, True / False / None (nothing to compare), text
-    failed = Signal(str)
+    verified = Signal(str, object, object)  # path, True / False / None (nothing to compare), text
+    failed = Signal(object)
 
     def __init__(self, tasks: TaskRunner, folders: LibraryFolders,
                  hardware: Callable[[], HardwareReport | None], cache: HeaderInfoCache, *,
@@ -169,7 +170,7 @@ class LocalModelsService(QObject):
     def _on_scan_error(self, exc: Exception) -> None:
         self._finish_scan()
         log.error("library scan failed: %s", exc)
-        self.failed.emit(f"Could not look for models: {exc}")
+        self.failed.emit(T_("Could not look for models: {error}", error=str(exc)))
 
     def _finish_scan(self) -> None:
         self._job = None
@@ -205,7 +206,8 @@ class LocalModelsService(QObject):
         try:
             self._save(self.folders)
         except OSError as exc:
-            self.failed.emit(f"Could not remember the folder {folder}: {exc}")
+            self.failed.emit(T_("Could not remember the folder {folder}: {error}", folder=folder,
+                                error=str(exc)))
         self.rescan()
 
     def set_models_dir(self, folder: str) -> None:
@@ -217,13 +219,14 @@ class LocalModelsService(QObject):
         try:
             self._save(self.folders)
         except OSError as exc:
-            self.failed.emit(f"Could not remember the folder {folder}: {exc}")
+            self.failed.emit(T_("Could not remember the folder {folder}: {error}", folder=folder,
+                                error=str(exc)))
         self.rescan()
 
     def _listed(self, path: str) -> FoundModel | None:
         found = self._found.get(path)
         if found is None:
-            self.failed.emit(f"{path} is no longer in the library; press Rescan.")
+            self.failed.emit(T_("{path} is no longer in the library; press Rescan.", path=path))
         return found
 
     def delete(self, path: str) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.i18n import T_
 from app.remote import keys as keystore
 from app.remote.client import ModelGone, RemoteClient, RemoteError
 from app.remote.servers import (
@@ -52,10 +53,10 @@ class RemoteService(QObject):
     """Satisfies app/services/protocols.py's RemoteLike."""
 
     changed = Signal()  # the list of servers or one's models changed
-    checked = Signal(str, str, bool)  # server id, a sentence, whether it is an error
+    checked = Signal(str, object, bool)  # server id, a sentence, whether it is an error
     in_use = Signal(RemoteModel)  # checked and ready to chat with
-    use_failed = Signal(RemoteModel, str)  # the model, a sentence
-    failed = Signal(str)  # a sentence: the list could not be saved, a keyring problem
+    use_failed = Signal(RemoteModel, object)  # the model, a sentence
+    failed = Signal(object)  # a sentence: the list could not be saved, a keyring problem
 
     def __init__(self, tasks: TaskRunner, servers: ServerList, parent: QObject | None = None, *,
                  make_client: Callable[..., Any] = RemoteClient,
@@ -141,7 +142,7 @@ class RemoteService(QObject):
         """Get ready to chat with ``model``: its key is read and the model checked to still be
         on the server; ``in_use`` or ``use_failed`` follows."""
         if self._list.get(model.server_id) is None:
-            self.use_failed.emit(model, "That server is no longer in Settings → Servers.")
+            self.use_failed.emit(model, T_("That server is no longer in Settings → Servers."))
             return
         self._check(model.server_id, want=model)
 
@@ -152,8 +153,8 @@ class RemoteService(QObject):
             self._list.save()
         except OSError as exc:
             log.warning("servers could not be saved: %s", exc)
-            self.failed.emit(f"The list of servers could not be saved ({exc}); it applies until "
-                             "Hearth closes.")
+            self.failed.emit(T_("The list of servers could not be saved ({error}); it applies until "
+                                "Hearth closes.", error=str(exc)))
 
     def _check(self, server_id: str, new_key: str | None = None,
                want: RemoteModel | None = None) -> None:
@@ -212,9 +213,9 @@ class RemoteService(QObject):
             self._save()
             self.changed.emit()
         n = len(result.models)
-        text = (f"Connected: {n} model{'s' if n != 1 else ''} ("
-                f"{', '.join(result.models[:5])}{', …' if n > 5 else ''})." if n
-                else "Connected, but the server lists no models.")
+        names = ", ".join(result.models[:5]) + (", …" if n > 5 else "")  # model names: data
+        text = (T_("Connected: %n model(s) ({names}).", None, n, names=names) if n
+                else T_("Connected, but the server lists no models."))
         self._notes[server_id] = (text, False)
         self.checked.emit(server_id, text, False)
         if want is None:
@@ -222,14 +223,15 @@ class RemoteService(QObject):
         if want.model in result.models:
             self.in_use.emit(want)
         else:
-            gone = ModelGone(f"{server.name} no longer offers the model “{want.model}”. Its list "
-                             "of models has been refreshed: pick another one.")
+            gone = ModelGone(T_("{name} no longer offers the model “{model}”. Its list of models "
+                                "has been refreshed: pick another one.", name=server.name,
+                                model=want.model))
             self.use_failed.emit(want, str(gone))
 
     def _on_bug(self, server_id: str, gen: int, exc: Exception, want: RemoteModel | None) -> None:
         if gen != self._gen.get(server_id):
             return
-        text = f"Checking the server failed: {exc}"
+        text = T_("Checking the server failed: {error}", error=str(exc))
         self._notes[server_id] = (text, True)
         self.checked.emit(server_id, text, True)
         if want is not None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
+from app.i18n import T_
 from app.remote.share import LOOPBACK, SHARED_KEY, SharedKey, local_url
 from app.runner_client import RunnerClient, RunnerError
 from app.runner_client.command import (
@@ -67,7 +68,7 @@ class RunnerProcess(QObject):
     state_changed = Signal(object)  # RunnerState
     progress = Signal(float)  # 0..1, llama.cpp's real load progress
     ready = Signal()
-    failed = Signal(str)  # a sentence for the user
+    failed = Signal(object)  # a sentence for the user
     log_event = Signal(dict)  # each JSON log line from the runner
 
     def __init__(self, tasks: TaskRunner, parent: QObject | None = None, *, port: int = 0,
@@ -190,7 +191,7 @@ class RunnerProcess(QObject):
     def client(self) -> RunnerClient:
         """A new client for the current runner (callers own and close it)."""
         if not self.url or self._launch is None:
-            raise RunnerError("No model is loaded.")
+            raise RunnerError(T_("No model is loaded."))
         return RunnerClient(self.url, self._launch.key)
 
     # ---- process events ------------------------------------------------------------------
@@ -243,7 +244,8 @@ class RunnerProcess(QObject):
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
             program = self._launch.program if self._launch else "?"
-            message = f"The model runner could not be started ({program}). Reinstall Hearth."
+            message = T_("The model runner could not be started ({program}). Reinstall Hearth.",
+                         program=program)
             self.last_exit = RunnerExit(None, False, self._state, message)
             self._cleanup()
             self._fail(message)
@@ -258,10 +260,11 @@ class RunnerProcess(QObject):
             return
         crashed = status == QProcess.ExitStatus.CrashExit
         if crashed:
-            reason = self._last_error or "it crashed"
-            message = f"The model runner stopped unexpectedly: {reason}."
+            # The runner's own last error line stays English (it is the runner's word).
+            reason = self._last_error or T_("it crashed")
+            message: str = T_("The model runner stopped unexpectedly: {reason}.", reason=reason)
         else:
-            message = self._last_error or f"The model runner exited (code {code})."
+            message = self._last_error or T_("The model runner exited (code {code}).", code=code)
         self.last_exit = RunnerExit(None if crashed else code, crashed, was, message)
         self._fail(message)
 

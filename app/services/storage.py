@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.chat.message import Message
 from app.chat.transcript import Transcript
+from app.i18n import T_
 from app.library import export
 from app.library.conversations import Conversation, ConversationStore
 from app.library.models import ModelLibrary
@@ -40,7 +41,7 @@ RECENT_LIMIT = 10
 class StoreService(QObject):
     """Runs store calls on the store thread; results come back on the GUI thread."""
 
-    failed = Signal(str)  # a storage failure, as a sentence for the user
+    failed = Signal(object)  # a storage failure, as a sentence for the user
     # Once, when the store thread has opened the library or given up: the database's SetAside
     # (a damaged library was moved away and a new one begun), None (opened as it was), or the
     # exception that kept it closed. What the person must hear about at start.
@@ -138,8 +139,8 @@ class ConversationService(QObject):
     order, so the parent's insert has run by then).
     """
 
-    failed = Signal(str)  # a save failed (the chat session reports it)
-    read_failed = Signal(str)  # the list or a conversation could not be read (the sidebar)
+    failed = Signal(object)  # a save failed (the chat session reports it)
+    read_failed = Signal(object)  # the list or a conversation could not be read (the sidebar)
     listed = Signal(object)  # list[ConversationSummary]: the answer to list_conversations()
     opened = Signal(Conversation)  # the answer to open(), show_branch()
     changed = Signal()  # the list's order or contents changed (a new conversation, a reply)
@@ -213,12 +214,12 @@ class ConversationService(QObject):
     def list_conversations(self, query: str = "") -> None:
         """The sidebar's rows (pinned first), filtered by ``query``; answered by ``listed``."""
         self._store.call(lambda db: ConversationStore(db).search(query), self.listed.emit,
-                         self._read_failed("the conversations"))
+                         self._read_failed(T_("the conversations")))
 
     def open(self, conv_id: int) -> None:
         """Read a conversation; answered by ``opened``."""
         self._store.call(lambda db: ConversationStore(db).get(conv_id), self.opened.emit,
-                         self._read_failed("the conversation"))
+                         self._read_failed(T_("the conversation")))
 
     def show_branch(self, conv_id: int, message_id: int) -> None:
         """Show another version at a branch point; answered by ``opened``."""
@@ -243,8 +244,9 @@ class ConversationService(QObject):
             try:
                 write_atomic(Path(path), text.encode("utf-8"))
             except OSError as exc:
-                raise StorageError(f"Could not write {path}: {exc.strerror or exc}. Choose "
-                                   f"another folder, or free some space.", Path(path)) from exc
+                raise StorageError(T_("Could not write {path}: {error}. Choose another folder, or "
+                                      "free some space.", path=path, error=exc.strerror or str(exc)),
+                                   Path(path)) from exc
             return path
 
         self._store.call(write, self.exported.emit, self._failed)
@@ -295,8 +297,8 @@ class ConversationService(QObject):
             # A StorageError is a sentence for the person; anything else is a bug, already in
             # the log with its traceback (StoreService.call).
             why = str(exc) if isinstance(exc, StorageError) else \
-                "an unexpected error (the details are in the log)"
-            self.read_failed.emit(f"Could not read {what}. {why}")
+                T_("an unexpected error (the details are in the log)")
+            self.read_failed.emit(T_("Could not read {what}. {why}", what=what, why=why))
 
         return report
 

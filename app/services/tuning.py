@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from app.gguf import GGUFError
+from app.i18n import T_
 from app.jobs import CancelToken
 from app.library.model_settings import ModelSettingsStore
 from app.loading.prepare import prepare_load
@@ -72,7 +73,7 @@ class TuningService(QObject):
     """Opens models for the offload panel, plans their pins and saves them."""
 
     opened = Signal(object)  # MeasuredContext: the model is ready to tune
-    failed = Signal(str)  # the model could not be opened, or the pins not saved: a sentence
+    failed = Signal(object)  # the model could not be opened, or the pins not saved: a sentence
     saved = Signal(str)  # the path whose pins were saved (or reset)
 
     def __init__(self, tasks: TaskRunner, store: StoreService, *,
@@ -159,7 +160,8 @@ class TuningService(QObject):
                 store.delete(key)
 
         self._store.call(write, lambda _none: self.saved.emit(path),
-                         lambda exc: self.failed.emit(f"The settings were not saved: {exc}"))
+                         lambda exc: self.failed.emit(T_("The settings were not saved: {error}",
+                                                         error=str(exc))))
 
     # -- the loader's call ---------------------------------------------------------------------
 
@@ -191,5 +193,5 @@ class TuningService(QObject):
 
     def _on_error(self, exc: Exception) -> None:
         self._job = None
-        self.failed.emit(f"Could not open the model for tuning: {exc}")
+        self.failed.emit(T_("Could not open the model for tuning: {error}", error=str(exc)))
 

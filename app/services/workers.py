@@ -17,6 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QTimer, Signal
 
+from app.i18n import T_
 from app.loading.workers import (
     DEFAULT_PORT,
     WorkerCheck,
@@ -37,7 +38,7 @@ STOP_GRACE_MS = 2000
 class WorkersService(QObject):
     changed = Signal(list)  # the endpoints, after an add or a remove
     checked = Signal(object)  # WorkerCheck
-    message = Signal(str, bool)  # a sentence for the user, and whether it is an error
+    message = Signal(object, bool)  # a sentence for the user, and whether it is an error
     lending_changed = Signal(str)  # this computer's worker endpoint ("" when it is not lent)
 
     def __init__(self, tasks: TaskRunner, *,
@@ -70,10 +71,11 @@ class WorkersService(QObject):
             self.message.emit(str(exc), True)
             return False
         if endpoint in self._endpoints:
-            self.message.emit(f"{endpoint} is already in the list.", True)
+            self.message.emit(T_("{endpoint} is already in the list.", endpoint=endpoint), True)
             return False
         self._set([*self._endpoints, endpoint])
-        self.message.emit(f"Added {endpoint}: the next load may put layers on it. Checking it…",
+        self.message.emit(T_("Added {endpoint}: the next load may put layers on it. Checking it…",
+                             endpoint=endpoint),
                           False)
         self.check([endpoint])
         return True
@@ -87,8 +89,8 @@ class WorkersService(QObject):
         self.changed.emit(list(endpoints))
         save = self._save
         self._tasks.run(lambda: save(endpoints), lambda _r: None,
-                        lambda e: self.message.emit(f"The worker list could not be saved ({e}); "
-                                                    "it applies until Hearth closes.", True),
+                        lambda e: self.message.emit(T_("The worker list could not be saved ({error}); it "
+                                                       "applies until Hearth closes.", error=str(e)), True),
                         expected=(OSError,))
 
     def check(self, endpoints: Sequence[str] | None = None) -> None:
@@ -99,8 +101,8 @@ class WorkersService(QObject):
         check, program = self._check, self._program
         # The program is found on the pool too: it reads the runtimes' manifests.
         self._tasks.run(lambda: check(eps, program()), self.checked.emit,
-                        lambda e: self.message.emit(f"The workers could not be checked: {e}",
-                                                    True))
+                        lambda e: self.message.emit(T_("The workers could not be checked: {error}",
+                                                       error=str(e)), True))
 
     # ---- lending this computer ------------------------------------------------------------------
 
@@ -168,7 +170,8 @@ class WorkersService(QObject):
         self._proc = None
         self._lent = ""
         self.lending_changed.emit("")
-        self.message.emit("This computer's worker stopped: " + _last_message(err, code), True)
+        self.message.emit(T_("This computer's worker stopped: {why}", why=_last_message(err, code)),
+                          True)
 
 
 def _kill_if_running(proc: QProcess) -> None:
@@ -184,4 +187,4 @@ def _last_message(stderr: str, code: int | None) -> str:
             continue
         if msg:
             return str(msg)
-    return f"it exited with code {code}" if code is not None else "it could not start"
+    return T_("it exited with code {code}", code=code) if code is not None else T_("it could not start")

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from app import paths
+from app.i18n import T_
 from app.storage.errors import (
     StorageBusyError,
     StorageCorruptError,
@@ -99,17 +100,21 @@ class SetAside:
     detail: str  # what SQLite found, in its words
 
     def headline(self) -> str:
-        return ("Hearth's library of conversations was damaged, so Hearth set it aside and "
-                "started a new, empty one.")
+        return T_("Hearth's library of conversations was damaged, so Hearth set it aside and "
+                  "started a new, empty one.")
 
     def details(self) -> str:
-        found = f" What was wrong: {self.detail.rstrip('.')}." if self.detail else ""
-        return (f"The damaged file is now {self.moved}; nothing in it was deleted. The "
-                f"conversations saved before are in that file: a recovery tool (for example the "
-                f"sqlite3 program's .recover command) may get them back.{found}")
+        if self.detail:
+            return T_("The damaged file is now {moved}; nothing in it was deleted. The "
+                      "conversations saved before are in that file: a recovery tool (for example "
+                      "the sqlite3 program's .recover command) may get them back. What was wrong: "
+                      "{detail}.", moved=self.moved, detail=self.detail.rstrip("."))
+        return T_("The damaged file is now {moved}; nothing in it was deleted. The conversations "
+                  "saved before are in that file: a recovery tool (for example the sqlite3 "
+                  "program's .recover command) may get them back.", moved=self.moved)
 
     def __str__(self) -> str:
-        return f"{self.headline()} {self.details()}"
+        return T_("{headline} {details}", headline=self.headline(), details=self.details())
 
 
 class Database:
@@ -186,13 +191,13 @@ def open_database(path: Path | None = None, *, legacy: LegacySources | None = No
     target = default_path() if path is None else Path(path)
     if legacy is None and path is None:
         legacy = LegacySources.default()
-    action = "open its library"
+    action = T_("open its library")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StorageError(f"Hearth could not create the folder for its library, "
-                           f"{target.parent} ({exc.strerror or exc}). Check that you may write "
-                           f"there.", target) from exc
+        raise StorageError(T_("Hearth could not create the folder for its library, {parent} "
+                              "({error}). Check that you may write there.", parent=target.parent,
+                              error=exc.strerror or str(exc)), target) from exc
     with _typed_errors(target, action):
         conn = sqlite3.connect(target, timeout=busy_timeout_ms / 1000, isolation_level=None)
     try:
@@ -227,7 +232,8 @@ def open_library(path: Path | None = None, *, legacy: LegacySources | None = Non
         moved = set_aside_damaged(target)
     except OSError as exc:
         raise StorageCorruptError(
-            f"{damage} Hearth could not set it aside itself ({exc.strerror or exc}).", target,
+            T_("{damage} Hearth could not set it aside itself ({error}).", damage=str(damage),
+               error=exc.strerror or str(exc)), target,
             damage.detail) from exc
     db = open_database(path, legacy=legacy, busy_timeout_ms=busy_timeout_ms)
     db.set_aside = SetAside(target, moved, damage.detail)
@@ -269,7 +275,7 @@ def _check_pages(conn: sqlite3.Connection, path: Path) -> None:
     lines = [line.strip() for f in findings for line in f.splitlines()]
     found = [line for line in lines if line and not line.startswith("*** in database")]
     detail = "database disk image is malformed: " + "; ".join(found[:QUICK_CHECK_FINDINGS])
-    raise damaged(path, detail, "open its library")
+    raise damaged(path, detail, T_("open its library"))
 
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:

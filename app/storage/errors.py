@@ -13,6 +13,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from app.i18n import T_, TextError
+
 # SQLite primary result codes (https://sqlite.org/rescode.html); extended codes carry the
 # primary one in their low byte.
 SQLITE_PERM = 3
@@ -29,8 +31,10 @@ SQLITE_NOLFS = 22
 SQLITE_NOTADB = 26
 
 
-class StorageError(Exception):
-    """Hearth could not read or write its data; ``str()`` is the sentence to show."""
+class StorageError(TextError):
+    """Hearth could not read or write its data; ``str()`` is the sentence to show (an
+    :class:`app.i18n.Text` the window translates)."""
+
 
     def __init__(self, message: str, path: Path | None = None) -> None:
         super().__init__(message)
@@ -60,9 +64,9 @@ class StorageTooNewError(StorageError):
 def too_new(path: Path, found: int, known: int) -> StorageTooNewError:
     """The refusal to open a database whose schema is newer than this Hearth understands."""
     return StorageTooNewError(
-        f"The library at {path} was written by a newer version of Hearth (schema version {found}; "
-        f"this version understands up to {known}). Update Hearth to open it; nothing in it was "
-        f"changed.", path)
+        T_("The library at {path} was written by a newer version of Hearth (schema version {found}; "
+           "this version understands up to {known}). Update Hearth to open it; nothing in it was "
+           "changed.", path=path, found=found, known=known), path)
 
 
 def damaged(path: Path, detail: str, action: str) -> StorageCorruptError:
@@ -72,11 +76,11 @@ def damaged(path: Path, detail: str, action: str) -> StorageCorruptError:
     for damage found later, or a file that could not be moved.
     """
     return StorageCorruptError(
-        f"Hearth could not {action}: the library file {path} is damaged or is not a Hearth "
-        f"database ({detail}). Quit Hearth and start it again: at start it sets a damaged library "
-        f"aside (nothing in it is deleted) and begins a new one. If this message comes back, "
-        f"move the file (with any {path.name}-wal and {path.name}-shm beside it) to another "
-        f"folder yourself, or restore it from a backup.", path, detail)
+        T_("Hearth could not {action}: the library file {path} is damaged or is not a Hearth database "
+           "({detail}). Quit Hearth and start it again: at start it sets a damaged library aside "
+           "(nothing in it is deleted) and begins a new one. If this message comes back, move the file "
+           "(with any {name}-wal and {name}-shm beside it) to another folder yourself, or restore it "
+           "from a backup.", action=action, path=path, detail=detail, name=path.name), path, detail)
 
 
 def translate(exc: sqlite3.Error, path: Path, action: str) -> StorageError | None:
@@ -91,26 +95,28 @@ def translate(exc: sqlite3.Error, path: Path, action: str) -> StorageError | Non
     detail = str(exc)  # SQLite's own words, e.g. "file is not a database"
     if primary == SQLITE_FULL:
         return StorageFullError(
-            f"The disk is full: Hearth could not {action}. Free some space; nothing already saved "
-            f"is lost.", path)
+            T_("The disk is full: Hearth could not {action}. Free some space; nothing already saved is "
+               "lost.", action=action), path)
     if primary in (SQLITE_BUSY, SQLITE_LOCKED):
         return StorageBusyError(
-            f"Hearth could not {action}: the library file {path} is in use by another program "
-            f"(perhaps a second Hearth). Close the other program and try again; nothing already "
-            f"saved is lost.", path)
+            T_("Hearth could not {action}: the library file {path} is in use by another program "
+               "(perhaps a second Hearth). Close the other program and try again; nothing already "
+               "saved is lost.", action=action, path=path), path)
     if primary in (SQLITE_CORRUPT, SQLITE_NOTADB):
         return damaged(path, detail, action)
     if primary in (SQLITE_READONLY, SQLITE_PERM):
         return StorageError(
-            f"Hearth could not {action}: the library file {path} cannot be written ({detail}). "
-            f"Check that the disk is not read-only and that you may write to that folder.", path)
+            T_("Hearth could not {action}: the library file {path} cannot be written ({detail}). Check "
+               "that the disk is not read-only and that you may write to that folder.", action=action,
+               path=path, detail=detail), path)
     if primary in (SQLITE_CANTOPEN, SQLITE_NOLFS):
         return StorageError(
-            f"Hearth could not {action}: the library file {path} cannot be opened ({detail}). Check "
-            f"that the folder exists and that you may write to it.", path)
+            T_("Hearth could not {action}: the library file {path} cannot be opened ({detail}). Check "
+               "that the folder exists and that you may write to it.", action=action, path=path,
+               detail=detail), path)
     if primary in (SQLITE_IOERR, SQLITE_PROTOCOL, SQLITE_NOMEM):
         return StorageError(
-            f"Hearth could not {action}: reading or writing the library file {path} failed "
-            f"({detail}). Check that the disk is connected and healthy, then try again; nothing "
-            f"already saved is lost.", path)
+            T_("Hearth could not {action}: reading or writing the library file {path} failed "
+               "({detail}). Check that the disk is connected and healthy, then try again; nothing "
+               "already saved is lost.", action=action, path=path, detail=detail), path)
     return None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from app.i18n import T_
 from app.paths import DATA_DIR_VARIABLE
 
 # A whole file-system block: a full disk refuses this at write() (delayed allocation reserves
@@ -45,22 +46,22 @@ _FAULTS = {
     errno.EEXIST: FolderFault.NOT_A_FOLDER,  # mkdir(exist_ok=True) on a file
 }
 
-_WHAT = {
-    FolderFault.READ_ONLY: "it is on a read-only file system",
-    FolderFault.PERMISSION: "you do not have permission to write there",
-    FolderFault.FULL: "the disk is full",
-    FolderFault.NOT_A_FOLDER: "a file stands where that folder (or one above it) should be",
-    FolderFault.OTHER: "the system refused",
+_WHAT: dict[FolderFault, str] = {
+    FolderFault.READ_ONLY: T_("it is on a read-only file system"),
+    FolderFault.PERMISSION: T_("you do not have permission to write there"),
+    FolderFault.FULL: T_("the disk is full"),
+    FolderFault.NOT_A_FOLDER: T_("a file stands where that folder (or one above it) should be"),
+    FolderFault.OTHER: T_("the system refused"),
 }
 
-_FIX = {
-    FolderFault.READ_ONLY: "Make that disk writable",
-    FolderFault.PERMISSION: "Give your user account permission to write to that folder (a "
-                            "folder created by running Hearth as another user, for example "
-                            "with sudo, belongs to that user)",
-    FolderFault.FULL: "Free some space on that disk",
-    FolderFault.NOT_A_FOLDER: "Move that file out of the way",
-    FolderFault.OTHER: "Check that the disk is connected and healthy",
+_FIX: dict[FolderFault, str] = {
+    FolderFault.READ_ONLY: T_("Make that disk writable"),
+    FolderFault.PERMISSION: T_("Give your user account permission to write to that folder (a "
+                               "folder created by running Hearth as another user, for example "
+                               "with sudo, belongs to that user)"),
+    FolderFault.FULL: T_("Free some space on that disk"),
+    FolderFault.NOT_A_FOLDER: T_("Move that file out of the way"),
+    FolderFault.OTHER: T_("Check that the disk is connected and healthy"),
 }
 
 
@@ -77,18 +78,22 @@ class FolderProblem:
         """What is wrong, one sentence naming the folder."""
         what = _WHAT[self.fault]
         if self.blocker is not None:
-            what = f"a file, {self.blocker}, stands where a folder should be"
+            what = T_("a file, {blocker}, stands where a folder should be", blocker=self.blocker)
         # The system's words add something only where they differ from ours.
-        said = f" ({self.detail})" if self.detail.lower() not in what.lower() else ""
-        return f"Hearth cannot save anything in its data folder, {self.folder}: {what}{said}."
+        if self.detail.lower() not in what.lower():
+            return T_("Hearth cannot save anything in its data folder, {folder}: {what} "
+                      "({detail}).", folder=self.folder, what=what, detail=self.detail)
+        return T_("Hearth cannot save anything in its data folder, {folder}: {what}.",
+                  folder=self.folder, what=what)
 
     def advice(self) -> str:
         """What the person can do about it."""
-        return (f"{_FIX[self.fault]}, or start Hearth with the environment variable "
-                f"{DATA_DIR_VARIABLE} set to a folder you can write to; then start Hearth again.")
+        return T_("{fix}, or start Hearth with the environment variable {variable} set to a "
+                  "folder you can write to; then start Hearth again.", fix=_FIX[self.fault],
+                  variable=DATA_DIR_VARIABLE)
 
     def __str__(self) -> str:
-        return f"{self.what()} {self.advice()}"
+        return T_("{what} {advice}", what=self.what(), advice=self.advice())
 
 
 def check_writable(folder: Path) -> FolderProblem | None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app import paths
+from app.i18n import T_
 from app.storage.errors import StorageError
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def _text(value: Any) -> str:
 
 def _store(db: Database, old: _OldConversation) -> int:
     """Insert one old conversation; 0 when an earlier, interrupted start already did."""
-    action = "import an old conversation"
+    action = T_("import an old conversation")
     with db.transaction(action):
         if db.query("SELECT 1 FROM conversations WHERE legacy_id = ?", (old.legacy_id,),
                     action=action):
@@ -177,7 +178,7 @@ def _move_aside(file: Path, folder: Path) -> None:
 def _import_recent(db: Database, file: Path | None, clock: Callable[[], float]) -> int:
     if file is None:
         return 0
-    action = "import the recent models list"
+    action = T_("import the recent models list")
     if db.query("SELECT 1 FROM imports WHERE name = ?", (RECENT_IMPORT,), action=action):
         return 0
     try:

@@ -34,13 +34,11 @@ import os
 import stat
 import threading
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-import keyring
-import keyring.errors
-from keyring.backends import chainer, fail, null
-
 from app import paths
+from app.i18n import T_, Text, TextError
 from app.storage.atomic import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -53,8 +51,9 @@ KEYRING = "the system keyring"
 _lock = threading.Lock()
 
 
-class SecretStoreError(Exception):
-    """A secret could not be read, kept or forgotten; ``str()`` is a sentence for the person."""
+class SecretStoreError(TextError):
+    """A secret could not be read, kept or forgotten; ``str()`` is a sentence for the person (an
+    :class:`app.i18n.Text` the window translates)."""
 
 
 def secrets_path() -> Path:
@@ -62,9 +61,20 @@ def secrets_path() -> Path:
     return paths.config_dir() / FILE_NAME
 
 
+def _keyring() -> ModuleType:
+    """The keyring package, imported on first use: it and its backends take a sixth of a second
+    to import, and the window imports this module (through the settings) as it starts."""
+    import keyring
+    import keyring.errors
+
+    return keyring
+
+
 def keyring_usable() -> bool:
     """Whether a real keyring backend is configured here (no call is made to it)."""
-    backend = keyring.get_keyring()
+    from keyring.backends import chainer, fail, null
+
+    backend = _keyring().get_keyring()
     if isinstance(backend, fail.Keyring | null.Keyring):
         return False
     if isinstance(backend, chainer.ChainerBackend):
@@ -80,9 +90,9 @@ def where() -> str:
 def notice() -> str:
     """One sentence for Settings saying where Hearth keeps its keys."""
     if keyring_usable():
-        return "Hearth keeps its keys in the system keyring."
-    return (f"This computer has no system keyring, so Hearth keeps its keys in {secrets_path()}, "
-            "a file only your user account can read.")
+        return T_("Hearth keeps its keys in the system keyring.")
+    return T_("This computer has no system keyring, so Hearth keeps its keys in {path}, a file only "
+              "your user account can read.", path=secrets_path())
 
 
 def get(name: str) -> str | None:
@@ -93,7 +103,7 @@ def get(name: str) -> str | None:
         with _lock:
             return _read_file().get(name)
     try:
-        value = keyring.get_password(SERVICE, name)
+        value = _keyring().get_password(SERVICE, name)
     except Exception as exc:  # backends raise their own types (dbus, secretstorage, ...)
         raise SecretStoreError(_keyring_trouble("read", exc)) from exc
     if value:
@@ -116,7 +126,7 @@ def put(name: str, value: str) -> None:
             _write_file(data)
         return
     try:
-        keyring.set_password(SERVICE, name, value)
+        _keyring().set_password(SERVICE, name, value)
     except Exception as exc:
         raise SecretStoreError(_keyring_trouble("keep", exc)) from exc
     _forget_in_file(name, strict=False)  # an older copy must not come back if the keyring goes
@@ -128,8 +138,8 @@ def delete(name: str) -> None:
     usable = keyring_usable()
     if usable:
         try:
-            keyring.delete_password(SERVICE, name)
-        except keyring.errors.PasswordDeleteError:
+            _keyring().delete_password(SERVICE, name)
+        except _keyring().errors.PasswordDeleteError:
             pass  # none kept there
         except Exception as exc:
             raise SecretStoreError(_keyring_trouble("delete", exc)) from exc
@@ -151,17 +161,18 @@ def _read_file() -> dict[str, str]:
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise SecretStoreError(f"Hearth's keys in {path} cannot be read: {exc.strerror or exc}."
+        raise SecretStoreError(T_("Hearth's keys in {path} cannot be read: {error}.", path=path,
+                                  error=exc.strerror or str(exc))
                                ) from exc
     try:
         data: Any = json.loads(raw)
     except ValueError as exc:
-        raise SecretStoreError(f"Hearth's keys in {path} are damaged (not JSON): move the file "
-                               "away and enter the keys again.") from exc
+        raise SecretStoreError(T_("Hearth's keys in {path} are damaged (not JSON): move the file away "
+                                  "and enter the keys again.", path=path)) from exc
     found = data.get("secrets") if isinstance(data, dict) else None
     if not isinstance(found, dict):
-        raise SecretStoreError(f"Hearth's keys in {path} are not in a form Hearth knows: move "
-                               "the file away and enter the keys again.")
+        raise SecretStoreError(T_("Hearth's keys in {path} are not in a form Hearth knows: move the "
+                                  "file away and enter the keys again.", path=path))
     return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, str) and v}
 
 
@@ -170,8 +181,8 @@ def _write_file(data: dict[str, str]) -> None:
     try:
         write_json_atomic(path, {"version": VERSION, "secrets": data})
     except OSError as exc:
-        raise SecretStoreError(f"Hearth's keys could not be saved in {path}: "
-                               f"{exc.strerror or exc}.") from exc
+        raise SecretStoreError(T_("Hearth's keys could not be saved in {path}: {error}.", path=path,
+                                  error=exc.strerror or str(exc))) from exc
 
 
 def _forget_in_file(name: str, *, strict: bool) -> None:
@@ -205,7 +216,7 @@ def _leftover(name: str) -> str | None:
 
 def _move_to_keyring(name: str, value: str) -> None:
     try:
-        keyring.set_password(SERVICE, name, value)
+        _keyring().set_password(SERVICE, name, value)
     except Exception as exc:  # still in the file; tried again at the next read
         log.info("could not move secret %s into the keyring: %s", name, exc)
         return
@@ -217,7 +228,13 @@ def _check_name(name: str) -> None:
         raise ValueError(f"not a secret's name: {name!r}")
 
 
-def _keyring_trouble(what: str, exc: Exception) -> str:
+def _keyring_trouble(what: str, exc: Exception) -> Text:
     detail = str(exc).strip() or type(exc).__name__
-    return (f"The system keyring could not {what} the key ({detail}). If it is locked, unlock "
-            "it and try again.")
+    if what == "read":
+        return T_("The system keyring could not read the key ({detail}). If it is locked, unlock "
+                  "it and try again.", detail=detail)
+    if what == "keep":
+        return T_("The system keyring could not keep the key ({detail}). If it is locked, unlock "
+                  "it and try again.", detail=detail)
+    return T_("The system keyring could not delete the key ({detail}). If it is locked, unlock "
+              "it and try again.", detail=detail)

@@ -1,6 +1,6 @@
-"""The chat under the model bar: the conversation, its status line (speed, context), the message
-box with Send / Stop / Continue, editing a question, regenerating a reply, and the
-conversation's settings drawer.
+"""The chat under the model bar: the conversation, the composer (the message box with Send and
+Stop), Continue, the quiet status line under it (speed, context), editing a question,
+regenerating a reply, and the conversation's settings drawer.
 
 A view of the chat session (app/services/chat_session.py) and of the model in use
 (app/services/active_model.py): a reply is asked of the endpoint the model in use has now, and a
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from app.chat.message import Message
 from app.chat.sampling import CHAT_DEFAULTS, Sampling, model_defaults
@@ -28,7 +28,9 @@ from app.services.runner_process import RunnerState
 from app.ui.chat_settings import ChatSettingsPanel
 from app.ui.chat_status import ChatStatus
 from app.ui.chat_view import ChatView
-from app.ui.common import named_button, plain_label
+from app.ui.lang import tr
+from app.ui.style.components import icon_button, tooltip_with_shortcut
+from app.ui.style.tokens import SPACING
 
 
 class MessageBox(QPlainTextEdit):
@@ -67,41 +69,66 @@ class ChatPanel(QWidget):
         self._build()
         self._follow_session(session)
         self._follow(active)
-        self.chat.set_placeholder("Pick a GGUF model above and press Load to start chatting.")
+        self.chat.set_placeholder(tr("Pick a GGUF model above and press Load to start "
+                                     "chatting."))
         self._show_chat_settings()
 
     def _build(self) -> None:
         self.chat = ChatView()
         self.chat.action.connect(self._on_message_action)
-        self.chat.copied.connect(lambda what: self.notice.emit(f"Copied {what}.", 2500))
+        self.chat.copied.connect(lambda what: self.notice.emit(
+            tr("Copied the code.") if what == "the code" else tr("Copied the message."), 2500))
         self.chat_status = ChatStatus()
-        self.edit_label = plain_label("Editing your message: Send asks it as a new version "
-                                      "(the old one and its replies are kept). Esc cancels.",
-                                      muted=True)
+        self.edit_label = QLabel()
+        self.edit_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.edit_label.setWordWrap(True)
+        self.edit_label.setText(tr("Editing your message: Send asks it as a new version (the "
+                                   "old one and its replies are kept). Esc cancels."))
+        self.edit_label.setProperty("tone", "info")
+        self.edit_label.setProperty("type", "small")
         self.edit_label.hide()
         self.input = MessageBox(self.send)
-        self.input.setPlaceholderText("Type a message. Enter sends, Shift+Enter for a new line.")
-        self.input.setAccessibleName("Message")
-        self.input.setFixedHeight(84)
-        self.send_btn = named_button("Send")
+        self.input.setPlaceholderText(tr("Type a message. Enter sends, Shift+Enter for a new "
+                                         "line."))
+        self.input.setAccessibleName(tr("Message"))
+        self.input.setFixedHeight(76)
+        # The keys belong to the message box (Enter) and the menu (Esc): the buttons' tooltips
+        # only name them, so no key has two owners.
+        self.send_btn = icon_button("send", tr("Send"), tone="accent")
+        self.send_btn.setToolTip(tooltip_with_shortcut(tr("Send"), "Return"))
         self.send_btn.clicked.connect(self.send)
-        self.stop_btn = named_button("Stop", "Stop the reply (Esc); what it wrote so far is kept")
+        self.stop_btn = icon_button("stop", tr("Stop"), tone="danger", text=tr("Stop"))
+        self.stop_btn.setToolTip(tooltip_with_shortcut(
+            tr("Stop the reply; what it wrote so far is kept"), "Esc"))
         self.stop_btn.clicked.connect(self.session.stop)
-        self.continue_btn = named_button("Continue", "Let the model go on with its last reply, "
-                                    "which was cut")
+        self.continue_btn = icon_button("next", tr("Continue"), text=tr("Continue"))
+        self.continue_btn.setToolTip(tr("Let the model go on with its last reply, which was "
+                                        "cut"))
         self.continue_btn.clicked.connect(self.continue_reply)
+        self.composer = QFrame()
+        self.composer.setObjectName("composer")
         buttons = QVBoxLayout()
-        for button in (self.send_btn, self.stop_btn, self.continue_btn):
-            buttons.addWidget(button)
-        bottom = QHBoxLayout()
-        bottom.addWidget(self.input, 1)
-        bottom.addLayout(buttons)
+        buttons.setSpacing(SPACING.xs)
+        buttons.addStretch(1)
+        buttons.addWidget(self.stop_btn)
+        buttons.addWidget(self.send_btn)
+        inside = QHBoxLayout(self.composer)
+        inside.setContentsMargins(SPACING.sm, SPACING.sm, SPACING.sm, SPACING.sm)
+        inside.setSpacing(SPACING.sm)
+        inside.addWidget(self.input, 1)
+        inside.addLayout(buttons)
+        above = QHBoxLayout()  # what the box is doing now: editing, or a reply to go on with
+        above.setContentsMargins(SPACING.xs, 0, 0, 0)
+        above.addWidget(self.edit_label, 1)
+        above.addStretch(0)
+        above.addWidget(self.continue_btn)
         column = QVBoxLayout(self)
-        column.setContentsMargins(0, 0, 0, 0)
+        column.setContentsMargins(SPACING.lg, SPACING.lg, SPACING.lg, SPACING.md)
+        column.setSpacing(SPACING.sm)
         column.addWidget(self.chat, 1)
+        column.addLayout(above)
+        column.addWidget(self.composer)
         column.addWidget(self.chat_status)
-        column.addWidget(self.edit_label)
-        column.addLayout(bottom)
         # The conversation's settings: a drawer the window places beside the chat.
         self.chat_settings = ChatSettingsPanel()
         self.chat_settings.changed.connect(self._on_chat_settings)
@@ -125,7 +152,7 @@ class ChatPanel(QWidget):
         active.planned.connect(self._show_model)
         active.runner_state.connect(self._on_runner_state)
         active.remote_ready.connect(self._on_remote_ready)
-        active.ready.connect(lambda: self._say_hello("The model is ready. Say hello."))
+        active.ready.connect(lambda: self._say_hello(tr("The model is ready. Say hello.")))
         active.changed.connect(self.update_buttons)
         self.session.server_failed.connect(active.server_failed)
 
@@ -163,7 +190,8 @@ class ChatPanel(QWidget):
         self._set_defaults(CHAT_DEFAULTS, 0)
         endpoint = self.active.endpoint
         server = endpoint.source.server if endpoint is not None else ""
-        self._say_hello(f"{model.model} on {server} is ready. Say hello.")
+        self._say_hello(tr("{model} on {server} is ready. Say hello.").format(
+            model=model.model, server=server))
 
     def _set_conversation_model(self, model: str) -> None:
         """The model the conversation goes on with (a path, or a remote model's key)."""
@@ -189,8 +217,9 @@ class ChatPanel(QWidget):
             if self.active.endpoint is not None:
                 remote = RemoteModel.from_key(model)
                 name = remote.model if remote is not None else os.path.basename(model)
-                self.notice.emit(f"This conversation was written with {name}; it goes on with "
-                                 f"the model in use now unless you switch.", 8000)
+                self.notice.emit(tr("This conversation was written with {name}; it goes on "
+                                    "with the model in use now unless you switch.").format(
+                                        name=name), 8000)
 
     def conversation_deleted(self, conv_id: int) -> None:
         if self.session.transcript.conversation_id == conv_id:
@@ -238,7 +267,7 @@ class ChatPanel(QWidget):
 
     def _on_message_action(self, kind: str, message: Message) -> None:
         if self.session.busy:
-            self.notice.emit("Wait for the reply to finish, or press Stop.", 4000)
+            self.notice.emit(tr("Wait for the reply to finish, or press Stop."), 4000)
         elif kind == "edit":
             self._editing = message
             self.input.setPlainText(message.content)
@@ -248,7 +277,7 @@ class ChatPanel(QWidget):
         elif kind == "regenerate":
             endpoint = self.active.endpoint
             if endpoint is None:
-                self.notice.emit("Load a model to regenerate the reply.", 4000)
+                self.notice.emit(tr("Load a model to regenerate the reply."), 4000)
                 return
             self.chat_settings.flush()
             self._branched = self.session.regenerate(message, endpoint)
@@ -294,6 +323,9 @@ class ChatPanel(QWidget):
         ready = self.active.endpoint is not None
         self.send_btn.setEnabled(ready and not streaming)
         self.stop_btn.setEnabled(streaming)
+        # One of the two in the composer's corner: Send, or Stop while a reply streams.
+        self.send_btn.setVisible(not streaming)
+        self.stop_btn.setVisible(streaming)
         self.continue_btn.setVisible(ready and not streaming and
                                      can_continue(self.session.transcript))
         self.updated.emit()

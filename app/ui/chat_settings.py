@@ -15,6 +15,7 @@ import itertools
 import logging
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -32,18 +33,33 @@ from app.chat.sampling import (
     PRESETS,
     RUNNER_DEFAULTS,
     STYLE_FIELDS,
+    Field,
     Sampling,
     parse,
     preset_of,
-    show,
 )
-from app.ui.common import heading_label, plain_label
+from app.ui.common import plain_label
+from app.ui.lang import format_number, tr, ui_text
+from app.ui.style.components import heading, set_tone
+from app.ui.style.icons import icon
+from app.ui.style.tokens import SPACING
 
 log = logging.getLogger(__name__)
 
-CUSTOM = "Custom"
-# What an unset field means when neither the model file nor the runner has a value.
-_NO_DEFAULT = {"max_tokens": "no limit", "seed": "random"}
+CUSTOM = "Custom"  # the English name of the preset entry where edits land (tests read it)
+
+
+def _shown(f: Field, value: float | None) -> str:
+    """A value as the panel shows it, in the locale's format ("0,7" in German, "40"); ``parse``
+    reads a decimal comma back."""
+    if value is None:
+        return ""
+    return format_number(int(value), "") if f.kind is int else format_number(float(value), "")
+
+
+def _no_default(name: str) -> str:
+    """What an unset field means when neither the model file nor the runner has a value."""
+    return {"max_tokens": tr("no limit"), "seed": tr("random")}.get(name, tr("none"))
 
 
 class ChatSettingsPanel(QWidget):
@@ -55,24 +71,30 @@ class ChatSettingsPanel(QWidget):
     def __init__(self, parent: QWidget | None = None, debounce_ms: int = 600) -> None:
         super().__init__(parent)
         self.setObjectName("chatSettings")
-        self.setAccessibleName("Conversation settings")
+        self.setAccessibleName(tr("Conversation settings"))
         self._defaults = Sampling()  # the model file's
         self._last: tuple[str, Sampling] = ("", Sampling())  # shown or emitted last
+        # An invalid field says so with an error sign inside it (not by colour alone), its
+        # sentence in the sign's tooltip and under the fields.
+        self._invalid_marks: dict[str, QAction] = {}
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)
         self._timer.timeout.connect(self.flush)
 
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(heading_label("Conversation settings"))
+        # A drawer at the window's right edge: room on both sides, so its fields do not run
+        # into the edge (the splitter's handle is on the left).
+        layout.setContentsMargins(SPACING.xl, SPACING.lg, SPACING.xl, SPACING.lg)
+        layout.setSpacing(SPACING.sm)
+        layout.addWidget(heading(tr("Conversation settings"), "subheading"))
 
-        prompt_label = plain_label("System prompt", selectable=False)
+        prompt_label = plain_label(tr("System prompt"), selectable=False)
         self.prompt = QPlainTextEdit()
-        self.prompt.setAccessibleName("System prompt")
-        self.prompt.setAccessibleDescription("Instructions the model reads before the "
-                                             "conversation. Empty: none.")
-        self.prompt.setPlaceholderText("None. For example: You are a concise assistant.")
+        self.prompt.setAccessibleName(tr("System prompt"))
+        self.prompt.setAccessibleDescription(tr("Instructions the model reads before the "
+                                                "conversation. Empty: none."))
+        self.prompt.setPlaceholderText(tr("None. For example: You are a concise assistant."))
         self.prompt.setTabChangesFocus(True)  # Tab moves on, as in every other field
         self.prompt.setMinimumHeight(72)
         self.prompt.setMaximumHeight(160)
@@ -84,36 +106,38 @@ class ChatSettingsPanel(QWidget):
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.setHorizontalSpacing(SPACING.md)
+        form.setVerticalSpacing(SPACING.sm)
         self.preset = QComboBox()
-        self.preset.setAccessibleName("Preset")
-        self.preset.setAccessibleDescription("Fills the sampling settings with a style. Max "
-                                             "tokens and the seed are kept.")
-        self.preset.addItems([p.name for p in PRESETS] + [CUSTOM])
+        self.preset.setAccessibleName(tr("Preset"))
+        self.preset.setAccessibleDescription(tr("Fills the sampling settings with a style. Max "
+                                                "tokens and the seed are kept."))
+        self.preset.addItems([ui_text(p.name) for p in PRESETS] + [tr("Custom")])
         self.preset.activated.connect(self._preset_chosen)
-        form.addRow(self._label("Preset", self.preset), self.preset)
+        form.addRow(self._label(tr("Preset"), self.preset), self.preset)
 
         self.fields: dict[str, QLineEdit] = {}
         for f in FIELDS:
             edit = QLineEdit()
-            edit.setAccessibleName(f.label)
+            edit.setAccessibleName(ui_text(f.label))
             edit.setClearButtonEnabled(True)
             edit.setInputMethodHints(Qt.InputMethodHint.ImhFormattedNumbersOnly)
             edit.textEdited.connect(self._edited)
             edit.editingFinished.connect(self.flush)
             self.fields[f.name] = edit
-            form.addRow(self._label(f.label, edit), edit)
+            form.addRow(self._label(ui_text(f.label), edit), edit)
         layout.addLayout(form)
 
         self.error = plain_label("", selectable=False)
-        self.error.setStyleSheet("color: #d0342c;")
-        self.error.setAccessibleName("Settings error")
+        set_tone(self.error, "danger")
+        self.error.setAccessibleName(tr("Settings error"))
         self.error.hide()
         layout.addWidget(self.error)
 
-        self.reset = QPushButton("Reset to model defaults")
-        self.reset.setAccessibleName("Reset sampling to the model's defaults")
-        self.reset.setToolTip("Empties every sampling setting, so the model's own defaults "
-                              "apply. The system prompt is kept.")
+        self.reset = QPushButton(icon("regenerate"), tr("Reset to model defaults"))
+        self.reset.setAccessibleName(tr("Reset sampling to the model's defaults"))
+        self.reset.setToolTip(tr("Empties every sampling setting, so the model's own defaults "
+                                 "apply. The system prompt is kept."))
         self.reset.clicked.connect(self._reset)
         layout.addWidget(self.reset)
         layout.addStretch(1)
@@ -138,7 +162,7 @@ class ChatSettingsPanel(QWidget):
             if self.prompt.toPlainText() != system_prompt:
                 self.prompt.setPlainText(system_prompt)
             for f in FIELDS:
-                self.fields[f.name].setText(show(f, getattr(sampling, f.name)))
+                self.fields[f.name].setText(_shown(f, getattr(sampling, f.name)))
         finally:
             for w, was in zip((self.prompt, *self.fields.values()), blocked, strict=True):
                 w.blockSignals(was)
@@ -201,20 +225,36 @@ class ChatSettingsPanel(QWidget):
             edit = self.fields[f.name]
             try:
                 parse(f, edit.text())
-                edit.setStyleSheet("")
             except ValueError as exc:
-                problems.append(str(exc))
-                edit.setStyleSheet("color: #d0342c;")
+                problems.append(ui_text(exc.args[0]) if exc.args else str(exc))
+                self._mark(f.name, edit, problems[-1])
+            else:
+                self._mark(f.name, edit, "")
         self.error.setText(problems[0] if problems else "")
         self.error.setVisible(bool(problems))
         return problems[0] if problems else ""
+
+    def _mark(self, name: str, edit: QLineEdit, problem: str) -> None:
+        """Show (``problem``) or take away the error sign inside the field ``name``."""
+        mark = self._invalid_marks.get(name)
+        if problem and mark is None:
+            mark = edit.addAction(icon("error", "danger"),
+                                  QLineEdit.ActionPosition.TrailingPosition)
+            self._invalid_marks[name] = mark
+        elif not problem and mark is not None:
+            edit.removeAction(mark)
+            del self._invalid_marks[name]
+            mark = None
+        if mark is not None:
+            mark.setToolTip(problem)
+            mark.setText(problem)
 
     def _preset_chosen(self, index: int) -> None:
         if not 0 <= index < len(PRESETS):
             return  # "Custom" is where edits land, not a style of its own
         sampling = PRESETS[index].apply(self._sampling())
         for name in STYLE_FIELDS:
-            self.fields[name].setText(show(FIELD_BY_NAME[name], getattr(sampling, name)))
+            self.fields[name].setText(_shown(FIELD_BY_NAME[name], getattr(sampling, name)))
         self._edited()
 
     def _reset(self) -> None:
@@ -232,13 +272,18 @@ class ChatSettingsPanel(QWidget):
             edit = self.fields[f.name]
             mine = getattr(self._defaults, f.name)
             value = mine if mine is not None else getattr(RUNNER_DEFAULTS, f.name)
-            shown = show(f, value) if value is not None else _NO_DEFAULT.get(f.name, "none")
-            edit.setPlaceholderText(f"model default: {shown}")
-            source = ("from the model file" if mine is not None else
-                      "llama.cpp's default; the model file names none" if value is not None
-                      else "")
-            tip = f"{f.help}\nModel default: {shown}" + (f" ({source})." if source else ".")
-            tip += f"\nRange: {show(f, f.minimum)} to {show(f, f.maximum)}."
+            shown = _shown(f, value) if value is not None else _no_default(f.name)
+            edit.setPlaceholderText(tr("model default: {value}").format(value=shown))
+            if mine is not None:
+                default = tr("Model default: {value} (from the model file).")
+            elif value is not None:
+                default = tr("Model default: {value} (llama.cpp's default; the model file "
+                             "names none).")
+            else:
+                default = tr("Model default: {value}.")
+            tip = "\n".join((ui_text(f.help), default.format(value=shown),
+                             tr("Range: {low} to {high}.").format(low=_shown(f, f.minimum),
+                                                                 high=_shown(f, f.maximum))))
             edit.setToolTip(tip)
             edit.setAccessibleDescription(tip)
 

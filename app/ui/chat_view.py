@@ -2,15 +2,25 @@
 
 A streamed reply is re-rendered many times a second, so an update touches only the live
 message: finished messages stay in the QTextDocument as they were inserted, and the live one is
-the range from ``_live_start`` to the end of the document, removed and inserted again on each
-update. The cost of an update therefore does not grow with the conversation, the user's
-selection in earlier messages survives, and the scroll position stays where the user put it
-(the view follows the reply only while it is scrolled to the bottom).
+the range from where it starts to the end of the document, of which only the tail is removed
+and inserted again on each update (app/ui/chat_live.py). The cost of an update therefore does
+not grow with the conversation, the user's selection in earlier messages survives, and the
+scroll position stays where the user put it (the view follows the reply only while it is
+scrolled to the bottom).
 
 Text too big to render at once is folded before anything parses it (app/chat/fold.py): a
 finished message is rendered from a bounded copy, with a "Show all" link that shows the stored
 text whole as plain text, and the live reply is folded as it grows, so an update costs at most
 the folded size. Copy always copies the stored text.
+
+Each message is a distinct block: the view keeps where each message starts (so finding the
+ones in view is a bisection), app/ui/chat_paint.py paints its role's icon beside its name line,
+a tinted rounded block behind the user's messages and the keyboard-current message's focus
+ring. The actions (copy, edit, regenerate, the versions) are one small toolbar of icon buttons
+over the message under the mouse or, from the keyboard (Alt+Up and Alt+Down, then Tab), over
+the current message (app/ui/chat_bar.py): a widget, not links, so the document stays what it
+was, one sealed QTextDocument (app/ui/chat_document.py; docs/architecture.md, "The chat view",
+says why).
 
 Model output never makes the view read a file or the network: app/chat/render.py makes HTML
 without images or resource links, and the document refuses to load any resource anyway (Qt's
@@ -20,125 +30,105 @@ that handler is replaced too). Links open in the system browser only for http, h
 
 from __future__ import annotations
 
+import bisect
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import shiboken6
-from PySide6.QtCore import QEvent, QMimeData, QSizeF, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QDesktopServices,
-    QFontDatabase,
-    QPainter,
+    QFocusEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QPaintEvent,
     QPalette,
-    QPyTextObject,
-    QTextBlockFormat,
-    QTextCharFormat,
+    QResizeEvent,
+    QShowEvent,
+    QTextBlock,
     QTextCursor,
-    QTextDocument,
     QTextFormat,
 )
-from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextBrowser, QWidget
+from PySide6.QtWidgets import QApplication, QTextBrowser, QWidget
 
-from app.chat.fold import Folder
 from app.chat.message import Message
 from app.chat.render import (
     ACTION_SCHEME,
     ALLOWED_SCHEMES,
-    CURSOR_MARK,
-    MESSAGE_GAP_PX,
-    NAME_GAP_PX,
+    ENGLISH,
     WHOLE_INLINE_CHARS,
     Theme,
-    break_long_lines,
+    Words,
     code_blocks,
     link_allowed,
     render_markdown,
     render_message,
-    render_name,
     render_placeholder,
-    render_reasoning,
 )
-from app.chat.streaming import Reasoned, StreamSplitter, split_reasoning
+from app.ui.chat_bar import BarPlace, MessageBar
+from app.ui.chat_document import (
+    Blocks,
+    NoImages,
+    SealedDocument,
+    WholeText,
+    WholeWindows,
+    refused,
+)
+from app.ui.chat_live import LiveReply
+from app.ui.chat_paint import MessagePainter
+from app.ui.lang import tr
+from app.ui.style.palette import roles
+from app.ui.style.tokens import SPACING
+
+# Where they were before the view was split in modules (app/ui/model_card.py and tests use them).
+__all__ = ["ChatView", "MessageBar", "NoImages", "SealedDocument", "WholeText", "theme_for",
+           "words"]
 
 log = logging.getLogger(__name__)
 
+# After the first show, when the renderer is made ready (see showEvent): late enough not to
+# delay the window's first paint, long before a person has typed a first message.
+WARM_UP_MS = 300
 FOLLOW_SLACK_PX = 4  # this close to the bottom counts as "at the bottom": the view follows
-DOCUMENT_MARGIN_PX = 10  # room between the text and the view's edges
+# Room between the text and the view's edges: the user's tinted block and the focus ring are
+# drawn this much outside the text (BUBBLE_PAD_PX), the rest is air.
+DOCUMENT_MARGIN_PX = SPACING.xxl
+BUBBLE_PAD_PX = SPACING.md
+
+
+def words() -> Words:
+    """The transcript's words in the window's language."""
+    return Words(
+        you=tr("You"), assistant=tr("Assistant"), system=tr("System"), copy_code=tr("Copy"),
+        code=tr("Code"), image=tr("[image]"), image_alt=tr("[image: {alt}]"),
+        thinking=tr("Thinking… ({count} characters)"),
+        reasoning=tr("Reasoning ({count} characters)"),
+        show_all=tr("Show all ({count} characters)"),
+        show_all_window=tr("Show all in a window ({count} characters)"),
+        show_less=tr("Show less"), speed=tr("{speed} tokens/s"),
+        sent_whole=tr("{source} (sent whole: the server does not stream)"))
 
 
 def theme_for(palette: QPalette) -> Theme:
-    """The transcript's colours for a palette (light or dark)."""
-    role = QPalette.ColorRole
-    return Theme.from_colors(text=palette.color(role.Text).name(),
-                             base=palette.color(role.Base).name(),
-                             link=palette.color(role.Link).name(),
-                             muted=palette.color(role.PlaceholderText).name())
-
-
-def _refused(name: QUrl | str) -> None:
-    log.debug("Refused to load a resource for the chat: %.200s",
-              name if isinstance(name, str) else name.toString())
-
-
-class SealedDocument(QTextDocument):
-    """A document that loads no resource: no file, no network, whatever the HTML names."""
-
-    def loadResource(self, type: int, name: QUrl | str) -> Any:
-        _refused(name)
-        return None
-
-
-class NoImages(QPyTextObject):
-    """Stands in for Qt's image handler, which would read the image file from disk."""
-
-    def intrinsicSize(self, doc: QTextDocument, pos: int, format: QTextFormat) -> QSizeF:
-        return QSizeF(0, 0)
-
-    def drawObject(self, painter: QPainter, rect: Any, doc: QTextDocument, pos: int,
-                   format: QTextFormat) -> None:
-        return None
-
-
-class WholeText(QPlainTextEdit):
-    """A message's whole stored text in a window of its own, for one too big to show in the
-    transcript: a plain-text editor lays out only the lines it shows, so a megabyte opens at
-    once, scrolls, and resizes without holding up the app. Read-only, and plain text: nothing
-    in it is markup, so it cannot name a file either."""
-
-    def __init__(self, text: str, title: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._text = text
-        self.setWindowFlag(Qt.WindowType.Window)
-        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.setWindowTitle(title)
-        self.setReadOnly(True)
-        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.setPlainText(break_long_lines(text))  # a block per long line: see render.py
-        self.resize(820, 640)
-
-    def text(self) -> str:
-        """The stored text it shows."""
-        return self._text
-
-    def createMimeDataFromSelection(self) -> QMimeData:
-        # All of it selected copies the stored text, without the line ends added for Qt.
-        cur = self.textCursor()
-        if cur.selectionStart() == 0 and cur.selectionEnd() >= self.document().characterCount() - 1:
-            data = QMimeData()
-            data.setText(self._text)
-            return data
-        return super().createMimeDataFromSelection()
+    """The transcript's colours: the design tokens of the scheme ``palette`` shows (light or
+    dark), the same colours every other screen is drawn in."""
+    c = roles(palette)
+    found = words()
+    return Theme.from_colors(text=c.text, base=c.raised_surface, link=c.link,
+                             muted=c.muted_text, accent=c.accent, danger=c.danger,
+                             code_bg=c.sunken, border=c.border,
+                             words=found if found != ENGLISH else ENGLISH)
 
 
 class ChatView(QTextBrowser):
     """The transcript of one conversation, with the reply being streamed at its end.
 
-    The live reply is rendered in two parts: its finished blocks (app/chat/streaming.py), each
-    inserted once, and its tail, removed and inserted again on each update. Links under each
-    message (Copy, Edit, Regenerate, the versions at a branch point, the folded reasoning, Copy
-    code) are the view's own ``hearth:`` links; copying and unfolding happen here, the rest is
+    The view owns the document and where each finished message starts in it; the live reply's
+    part of it is :class:`~app.ui.chat_live.LiveReply`'s, the marks around the messages are
+    :class:`~app.ui.chat_paint.MessagePainter`'s, and the action bar's place is
+    :class:`~app.ui.chat_bar.BarPlace`'s. The folded reasoning, "Show all" and a code block's
+    Copy are the view's own ``hearth:`` links. Copying and unfolding happen here, the rest is
     reported by :attr:`action`.
     """
 
@@ -152,19 +142,17 @@ class ChatView(QTextBrowser):
         self._open_url = open_url
         self._messages: list[Message] = []  # finished messages, in the document
         self._live: Message | None = None  # the reply being streamed, at the document's end
-        self._live_start = 0  # where the live part begins (the end of the finished messages)
-        self._tail_start = 0  # where the live reply's unfinished tail begins
-        self._answer_start = 0  # where the live reply's answer begins (after its head)
-        self._splitter = StreamSplitter()
-        self._folder = Folder(live=True)  # the live answer's folded copy, as it grows
-        self._shown = ""  # that copy, as last rendered
-        self._live_head: tuple[object, ...] | None = None  # what the live head was drawn from
         self._expanded: set[int] = set()  # messages whose reasoning is unfolded
         self._whole: set[int] = set()  # folded messages the user asked to see whole
-        self._windows: list[tuple[Message, WholeText]] = []  # bigger ones, in windows
+        self._windows = WholeWindows(self)  # bigger ones, in windows
         self._placeholder = ""
         self._showing_placeholder = False
         self._theme = theme_for(self.palette())
+        self._starts: list[int] = []  # where each finished message's name line begins
+        self._warmed = False  # the renderer was made ready once the view was first shown
+        self._places = BarPlace(self)
+        self._places.bar.triggered.connect(self._on_bar)
+        self._painter = MessagePainter(self)
 
         doc = SealedDocument(self)
         self.setDocument(doc)
@@ -172,19 +160,16 @@ class ChatView(QTextBrowser):
         doc.setDocumentMargin(DOCUMENT_MARGIN_PX)
         self._no_images = NoImages(doc)
         doc.documentLayout().registerHandler(QTextFormat.ObjectTypes.ImageObject, self._no_images)
-        # The name line's block format, set by hand: insertHtml keeps the current block's format
-        # for the first block it inserts, so the name line's margins in the HTML would be lost.
-        self._name_format = QTextBlockFormat()
-        self._name_format.setTopMargin(MESSAGE_GAP_PX)
-        self._name_format.setBottomMargin(NAME_GAP_PX)
-        self._plain_format = QTextBlockFormat()
-        self._follow_format = QTextBlockFormat()
-        self._follow_format.setTopMargin(0)
+        self._blocks = Blocks(doc)
+        self._reply = LiveReply(self._blocks)
 
         self.setOpenLinks(False)  # links go through _on_anchor, never through the browser's own
         self.setOpenExternalLinks(False)
         self.anchorClicked.connect(self._on_anchor)
-        self.setAccessibleName("Conversation")
+        self.setAccessibleName(tr("Conversation"))
+        self.setAccessibleDescription(tr("Alt+Up and Alt+Down move between the messages; Tab "
+                                         "then reaches the message's actions."))
+        self.viewport().setMouseTracking(True)
 
     # ---- the API the main window uses ---------------------------------------------------------
 
@@ -200,13 +185,22 @@ class ChatView(QTextBrowser):
         self._live = None
         self._expanded.clear()
         self._whole.clear()
+        # The keyboard's place is kept (another version of the branch shows the same places).
+        self._places.hovered = -1
+        if self._places.current >= len(self._messages):
+            self._places.current = -1
         self._rebuild()
         bar = self.verticalScrollBar()
         bar.setValue(bar.maximum())
+        self._places.rehover()
 
     def messages(self) -> list[Message]:
         """The finished messages shown, in order."""
         return list(self._messages)
+
+    def live(self) -> Message | None:
+        """The reply being streamed, if one is."""
+        return self._live
 
     def append_message(self, m: Message) -> None:
         """Add a finished message (before the live reply, if one is streaming).
@@ -216,14 +210,25 @@ class ChatView(QTextBrowser):
         self._messages.append(m)
         if self._showing_placeholder:
             self._rebuild()
+        else:
+            with self._keeping_scroll(follow=m.role == "user"), self._blocks.edit() as cur:
+                self._add(cur, m)
+        self._places.rehover()  # the message under a still mouse may be another now
+
+    def _add(self, cur: QTextCursor, m: Message) -> None:
+        index = len(self._messages) - 1
+        reply = self._reply
+        if self._live is None and reply.adopt(cur, m, index, index in self._expanded,
+                                              index in self._whole, self._theme):
+            self._starts.append(reply.name)
             return
-        with self._keeping_scroll(follow=m.role == "user"), self._edit() as cur:
-            live = self._live
-            if live is not None:
-                self._remove_from(cur, self._live_start)
-            self._insert(cur, self._render(m, len(self._messages) - 1))
-            if live is not None:
-                self._insert_live(cur, live)
+        reply.drop_retired(cur)
+        live = self._live
+        if live is not None:
+            reply.remove(cur)
+        self._starts.append(self._blocks.insert(cur, self._render(m, index)))
+        if live is not None:
+            self._insert_live(cur, live)
 
     def set_live(self, m: Message | None) -> None:
         """The reply being streamed, re-rendered on each coalesced update; None removes it."""
@@ -231,19 +236,27 @@ class ChatView(QTextBrowser):
         if m is None and not had_live:
             return
         new = m is not self._live
+        live = self._live
         self._live = m
         if self._showing_placeholder or (m is None and not self._messages):
             self._rebuild()
             return
-        with self._keeping_scroll(), self._edit() as cur:
+        reply = self._reply
+        with self._keeping_scroll(), self._blocks.edit() as cur:
+            reply.drop_retired(cur)
             if m is None:
-                self._remove_from(cur, self._live_start)
+                assert live is not None
+                if reply.retire(cur, live):
+                    # Its finished blocks stay for append_message() to take as the finished
+                    # message, until the next turn of the event loop at the latest.
+                    QTimer.singleShot(0, self, self._drop_retired_later)
             elif new or not had_live:
                 if had_live:
-                    self._remove_from(cur, self._live_start)
+                    reply.remove(cur)
                 self._insert_live(cur, m)
             else:
-                self._update_live(cur, m)
+                index = len(self._messages)
+                reply.update(cur, m, index, index in self._expanded, self._theme)
 
     # ---- more -----------------------------------------------------------------------------------
 
@@ -253,7 +266,7 @@ class ChatView(QTextBrowser):
 
     def loadResource(self, type: int, name: QUrl | str) -> Any:
         """Refuse every resource: what the transcript shows comes from model output."""
-        _refused(name)
+        refused(name)
         return None
 
     def changeEvent(self, e: QEvent) -> None:
@@ -276,105 +289,32 @@ class ChatView(QTextBrowser):
         """Render everything again (another conversation, another palette, unfolded reasoning)."""
         doc = self.document()
         doc.clear()
+        self._reply.retired = None
         cur = QTextCursor(doc)
         cur.beginEditBlock()
         self._showing_placeholder = not self._messages and self._live is None
+        self._starts = []
         if self._showing_placeholder:
             if self._placeholder:
                 cur.insertHtml(render_placeholder(self._placeholder, self._theme).rstrip())
         else:
-            # One insertion into an empty document keeps every block's format from the HTML.
-            cur.insertHtml("".join(self._render(m, i)
-                                   for i, m in enumerate(self._messages)).rstrip())
+            # A message at a time, as append_message does: the same blocks, and where each
+            # message begins is known.
+            for i, m in enumerate(self._messages):
+                self._starts.append(self._blocks.insert(cur, self._render(m, i)))
             if self._live is not None:
                 self._insert_live(cur, self._live)
         cur.endEditBlock()
-
-    @contextmanager
-    def _edit(self) -> Iterator[QTextCursor]:
-        # One edit block: Qt lays out and signals once, for the changed range only.
-        cur = QTextCursor(self.document())
-        cur.beginEditBlock()
-        try:
-            yield cur
-        finally:
-            cur.endEditBlock()
-
-    def _insert(self, cur: QTextCursor, html: str, block: QTextBlockFormat | None = None) -> None:
-        cur.movePosition(QTextCursor.MoveOperation.End)
-        if not self.document().isEmpty():
-            # A clean block, so nothing of the previous message's last block (a code block's
-            # background, a list) carries over; its format is the name line's.
-            cur.insertBlock(block or self._name_format, QTextCharFormat())
-        cur.insertHtml(html.rstrip())  # a trailing newline would end the last line in a space
+        self._places.place()
 
     def _insert_live(self, cur: QTextCursor, m: Message) -> None:
-        """The live reply from scratch: its name and reasoning line, then its answer."""
-        cur.movePosition(QTextCursor.MoveOperation.End)
-        self._live_start = cur.position()
-        self._splitter = StreamSplitter()
-        self._folder, self._shown = Folder(live=True), ""
-        reasoned = split_reasoning(m.content)
         index = len(self._messages)
-        expanded = index in self._expanded
-        self._live_head = _head_key(reasoned, expanded)
-        self._insert(cur, render_name(m.role, self._theme) +
-                     render_reasoning(reasoned, self._theme, index, expanded))
-        cur.movePosition(QTextCursor.MoveOperation.End)
-        self._tail_start = self._answer_start = cur.position()
-        if reasoned.thinking:
-            self._insert(cur, f"<p>{CURSOR_MARK}</p>", self._plain_format)
-            return
-        self._update_answer(cur, reasoned.answer)
+        self._reply.insert(cur, m, index, index in self._expanded, self._theme)
 
-    def _update_live(self, cur: QTextCursor, m: Message) -> None:
-        """One more piece of the live reply: only what changed is rendered again."""
-        reasoned = split_reasoning(m.content)
-        # The reasoning grew or closed: its line changes, so the live reply is drawn again.
-        if _head_key(reasoned, len(self._messages) in self._expanded) != self._live_head:
-            self._remove_from(cur, self._live_start)
-            self._insert_live(cur, m)
-            return
-        self._update_answer(cur, reasoned.answer)
-
-    def _update_answer(self, cur: QTextCursor, answer: str) -> None:
-        index = len(self._messages)
-        # The splitter cuts the folded copy, not the answer: what it renders stays bounded.
-        shown = self._folder.feed(answer)
-        if not shown.startswith(self._shown[:self._splitter.done]):
-            # What was rendered as finished changed (the fold promises it does not; this
-            # only keeps a broken promise from showing a garbled reply): render it anew.
-            self._splitter = StreamSplitter()
-            self._tail_start = self._answer_start
-        self._shown = answer = shown
-        follows = self._splitter.open_paragraph  # before advance(): where the tail began
-        chunks = self._splitter.advance(answer)
-        self._remove_from(cur, self._tail_start)
-        if chunks:
-            first = self._splitter.code_blocks - sum(c.code_blocks for c in chunks)
-            for chunk in chunks:
-                self._put(cur, render_markdown(chunk.markdown, self._theme, (index, first)),
-                          follows)
-                follows = chunk.open_paragraph
-                first += chunk.code_blocks
-            cur.movePosition(QTextCursor.MoveOperation.End)
-            self._tail_start = cur.position()
-        tail = render_markdown(self._splitter.tail(answer), self._theme,
-                               (index, self._splitter.code_blocks))
-        self._put(cur, _with_cursor(tail), follows)
-
-    def _put(self, cur: QTextCursor, html: str, follows: bool) -> None:
-        """A block of the live answer. ``follows``: it goes on with a paragraph cut in two (a
-        reply that is one long paragraph), so no gap above it. It is still a block of its
-        own: Qt lays out a whole block on every change, and the tail must stay short."""
-        self._insert(cur, html, self._follow_format if follows else self._plain_format)
-
-    def _remove_from(self, cur: QTextCursor, start: int) -> None:
-        # From the end of what stays: this takes the block break before the removed part too,
-        # and the last block that stays keeps its own format.
-        cur.setPosition(start)
-        cur.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
-        cur.removeSelectedText()
+    def _drop_retired_later(self) -> None:
+        if self._reply.retired is not None:
+            with self._keeping_scroll(), self._blocks.edit() as cur:
+                self._reply.drop_retired(cur)
 
     @contextmanager
     def _keeping_scroll(self, follow: bool = False) -> Iterator[None]:
@@ -384,6 +324,132 @@ class ChatView(QTextBrowser):
         value = bar.value()
         yield
         bar.setValue(bar.maximum() if follow else value)
+
+    # ---- messages as blocks: where they are (for the painter, the bar and tests) ---------------
+
+    def message_count(self) -> int:
+        """Messages in the document, the live reply included (0 while the hint is shown)."""
+        if self._showing_placeholder:
+            return 0
+        return len(self._starts) + (self._live is not None)
+
+    def finished_count(self) -> int:
+        """The finished messages (those with actions)."""
+        return len(self._messages)
+
+    def message_at_index(self, i: int) -> Message | None:
+        """Message ``i`` of the document: a finished one, or the live reply after them."""
+        return self._messages[i] if i < len(self._messages) else self._live
+
+    def message_start(self, i: int) -> int:
+        """Where message ``i``'s name line begins in the document."""
+        return self._starts[i] if i < len(self._starts) else self._reply.name
+
+    def block_rect(self, block: QTextBlock) -> QRectF:
+        return self.document().documentLayout().blockBoundingRect(block)
+
+    def message_top(self, i: int) -> float:
+        return self.block_rect(self.document().findBlock(self.message_start(i))).top()
+
+    def message_rect(self, i: int) -> QRectF:
+        """Message ``i``'s block in document coordinates: its text, with the room around it."""
+        doc = self.document()
+        top = self.message_top(i)
+        last = doc.findBlock(self.message_start(i + 1) - 1) if i + 1 < self.message_count() \
+            else doc.lastBlock()
+        bottom = self.block_rect(last).bottom()
+        margin = doc.documentMargin() - BUBBLE_PAD_PX
+        return QRectF(margin, top - BUBBLE_PAD_PX, doc.textWidth() - 2 * margin,
+                      bottom - top + 2 * BUBBLE_PAD_PX)
+
+    def message_at(self, y: float) -> int:
+        """The message at document height ``y`` (-1: none): a bisection over their tops."""
+        n = self.message_count()
+        if n == 0:
+            return -1
+        i = bisect.bisect_right(range(n), y + BUBBLE_PAD_PX, key=self.message_top) - 1
+        x = self.document().documentMargin()
+        return i if i >= 0 and self.message_rect(i).contains(QPointF(x, y)) else -1
+
+    def scroll_offset(self) -> QPointF:
+        """How far the document is scrolled: document = viewport + this."""
+        return QPointF(self.horizontalScrollBar().value(), self.verticalScrollBar().value())
+
+    def paintEvent(self, e: QPaintEvent) -> None:
+        # The marks under the text first, then the document, then what goes over it.
+        marks = self.message_count() > 0
+        if marks:
+            self._painter.under(e.rect())
+        super().paintEvent(e)
+        if marks:
+            self._painter.over(e.rect())
+
+    # ---- the action bar and the keyboard --------------------------------------------------------
+
+    def message_bar(self) -> MessageBar:
+        """The action bar (for tests and the window's tab order)."""
+        return self._places.bar
+
+    def current_message(self) -> int:
+        """The keyboard's current message (-1: none)."""
+        return self._places.current
+
+    def set_current(self, i: int) -> None:
+        """Make message ``i`` the keyboard's current one (-1: none), in view, with its bar."""
+        self._places.set_current(i)
+
+    def _on_bar(self, kind: str) -> None:
+        self._on_action(f"{kind}/{self._places.bar.index}")
+
+    def mouseMoveEvent(self, e: QMouseEvent) -> None:
+        super().mouseMoveEvent(e)
+        self._places.mouse_at(e.position().y() + self.scroll_offset().y())
+
+    def viewportEvent(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.Leave:
+            self._places.left()
+        return super().viewportEvent(e)
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        self._places.place()
+
+    def showEvent(self, e: QShowEvent) -> None:
+        super().showEvent(e)
+        if not self._warmed:
+            # Once the window is up, not while it starts: the Markdown parser and Pygments are
+            # imported on first use (app/chat/render.py), a tenth of a second that would
+            # otherwise fall on the first message sent.
+            self._warmed = True
+            QTimer.singleShot(WARM_UP_MS, self, self._warm_up)
+
+    def _warm_up(self) -> None:
+        render_markdown("*a* `b`\n\n```python\nc\n```\n", self._theme, (0, 0))
+
+    def resizeEvent(self, e: QResizeEvent) -> None:
+        super().resizeEvent(e)
+        self._places.place()
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        if not self._places.key(e):
+            super().keyPressEvent(e)
+
+    def focusInEvent(self, e: QFocusEvent) -> None:
+        super().focusInEvent(e)
+        if e.reason() in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason) \
+                and self._places.current < 0:
+            self.set_current(len(self._messages) - 1)
+        self.viewport().update()
+
+    def focusOutEvent(self, e: QFocusEvent) -> None:
+        super().focusOutEvent(e)
+        self.viewport().update()
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        # Tab from the conversation goes into the current message's bar first.
+        if next and self._places.tab_in():
+            return True
+        return super().focusNextPrevChild(next)
 
     # ---- links ----------------------------------------------------------------------------------
 
@@ -415,7 +481,7 @@ class ChatView(QTextBrowser):
             return  # a reply is shown whole once it has finished
         if kind == "whole" and index not in self._whole and \
                 len(message.content) > WHOLE_INLINE_CHARS:
-            self._show_whole(message)
+            self._windows.show(message)
         elif kind in ("think", "whole"):
             unfolded = self._expanded if kind == "think" else self._whole
             if index in unfolded:
@@ -428,42 +494,10 @@ class ChatView(QTextBrowser):
             QApplication.clipboard().setText(message.content)
             self.copied.emit("the message")
         elif kind == "copy-code" and len(numbers) > 1:
-            blocks = code_blocks(message.content)
+            blocks = code_blocks(message.content, reasoning=message.role != "user")
             if numbers[1] < len(blocks):
                 QApplication.clipboard().setText(blocks[numbers[1]])
                 self.copied.emit("the code")
-        elif kind in ("edit", "regenerate", "prev", "next") and live is None:
+        elif live is None and (kind in ("prev", "next") or (kind, message.role) in (
+                ("edit", "user"), ("regenerate", "assistant"))):
             self.action.emit(kind, message)
-
-
-    def _show_whole(self, message: Message) -> WholeText:
-        """A message too big for the transcript, whole in a window (raised if already open)."""
-        # A closed window deletes itself (WA_DeleteOnClose); its wrapper stays here until now.
-        self._windows = [(m, w) for m, w in self._windows if shiboken6.isValid(w)]
-        for m, window in self._windows:
-            if m is message:
-                window.raise_()
-                window.activateWindow()
-                return window
-        who = "Your message" if message.role == "user" else "The reply"
-        # A child of the view, so that it closes with the app's window.
-        window = WholeText(message.content, f"{who} ({len(message.content):,} characters)",
-                           self)
-        self._windows.append((message, window))
-        window.show()
-        return window
-
-
-def _head_key(reasoned: Reasoned, expanded: bool) -> tuple[object, ...]:
-    """What the live reply's reasoning line is drawn from: it is drawn again when this changes
-    (while folded and thinking, only its length counts)."""
-    return (reasoned.reasoning is not None, reasoned.thinking, expanded,
-            reasoned.reasoning if expanded or not reasoned.thinking else
-            len(reasoned.reasoning or ""))
-
-
-def _with_cursor(body: str) -> str:
-    # Inside the last paragraph when there is one, so the mark sits after the last word.
-    if body.endswith("</p>\n"):
-        return body[:-5] + CURSOR_MARK + "</p>\n"
-    return body + f"<p>{CURSOR_MARK}</p>\n"

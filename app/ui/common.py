@@ -4,6 +4,8 @@ window's opening size that fits the screen."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from PySide6.QtCore import QEvent, QObject, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
@@ -18,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.chat.render import mix
 from app.hub.verdict import Fit
+from app.ui.lang import format_number, tr
 from app.ui.style.palette import roles
 
 # The tone of each fit verdict (the chips' and the item views' colour; words always go with it).
@@ -71,12 +74,36 @@ def scrolling_column(parent: QWidget) -> tuple[QScrollArea, QVBoxLayout]:
     return scroll, layout
 
 
-def ask(parent: QWidget, title: str, question: str) -> bool:
-    """Yes or No, No the default (the questions guard deleting something)."""
-    answer = QMessageBox.question(parent, title, question,
-                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                  QMessageBox.StandardButton.No)
-    return answer == QMessageBox.StandardButton.Yes
+def question_box(parent: QWidget | None, title: str, question: str, action: str = "",
+                 keep: str = "") -> tuple[QMessageBox, QPushButton]:
+    """The box :func:`ask` shows, and its action button: the action named by its verb
+    (``action``: "Delete", "Cancel download"; default "OK") beside the way out (``keep``,
+    default "Cancel"), which is the default and what Escape answers (the questions guard
+    deleting something)."""
+    box = QMessageBox(QMessageBox.Icon.Question, title, question,
+                      QMessageBox.StandardButton.NoButton, parent)
+    act = box.addButton(action or tr("OK"), QMessageBox.ButtonRole.DestructiveRole)
+    act.setAccessibleName(act.text())
+    cancel = box.addButton(keep or tr("Cancel"), QMessageBox.ButtonRole.RejectRole)
+    cancel.setAccessibleName(cancel.text())
+    box.setDefaultButton(cancel)
+    box.setEscapeButton(cancel)
+    return box, act
+
+
+class Confirm(Protocol):
+    """:func:`ask`'s signature, for the views that take a stand-in (tests answer it)."""
+
+    def __call__(self, parent: QWidget, title: str, question: str, action: str = "",
+                 keep: str = "") -> bool: ...
+
+
+def ask(parent: QWidget, title: str, question: str, action: str = "", keep: str = "") -> bool:
+    """Whether the person chose ``action`` (a translated verb: ``tr("Delete")``) over ``keep``
+    (default Cancel), which is the default and what Escape answers."""
+    box, act = question_box(parent, title, question, action, keep)
+    box.exec()
+    return box.clickedButton() is act
 
 
 def human_size(n: int | None) -> str:
@@ -86,7 +113,8 @@ def human_size(n: int | None) -> str:
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= scale:
             value = n / scale
-            return f"{value:.1f} {unit}" if value < 100 else f"{value:.0f} {unit}"
+            number = format_number(value, ".1f" if value < 100 else ".0f")
+            return f"{number} {unit}"  # units are the same in every language Hearth speaks
     return f"{n} B"
 
 
@@ -95,10 +123,10 @@ def human_params(n: int | None) -> str:
     if n is None:
         return "?"
     if n >= 1_000_000_000:
-        return f"{n / 1e9:.1f} B"
+        return f"{format_number(n / 1e9, '.1f')} B"
     if n >= 1_000_000:
-        return f"{n / 1e6:.0f} M"
-    return f"{n:,}"
+        return f"{format_number(n / 1e6, '.0f')} M"
+    return format_number(n, ",d")
 
 
 def human_tokens(n: int | None) -> str:
@@ -107,7 +135,7 @@ def human_tokens(n: int | None) -> str:
         return "?"
     if n >= 1024 and n % 1024 == 0:
         return f"{n // 1024}k"
-    return f"{n:,}"
+    return format_number(n, ",d")
 
 
 def text_color(palette: QPalette, hue: str) -> QColor:

@@ -1,22 +1,56 @@
 """The conversations the sidebar lists, as a Qt item model.
 
 The conversation service answers with the whole list (searched, pinned first); this model turns
-it into the rows a ``QListView`` shows: a "Pinned" and a "Recent" heading when some are pinned,
-one row per conversation, or one line saying the list is empty. Headings and the empty line are
-rows too (a view lays them out like the others) but carry no conversation and cannot be
-selected, so the keyboard skips them and F2 or Delete never act on one.
+it into the rows a ``QListView`` shows: the pinned ones under "Pinned", the others under the day
+they last changed ("Today", "Yesterday", "Previous 7 days", "Older"), one row per conversation, or
+one line saying the list is empty. Headings and the empty line are rows too (a view lays them out
+like the others) but carry no conversation and cannot be selected, so the keyboard skips them and
+F2 or Delete never act on one.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from enum import IntEnum
+from datetime import date, datetime, timedelta
+from enum import Enum, IntEnum
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, Qt
 from PySide6.QtGui import QFont
 
 from app.library.conversations import ConversationSummary
+from app.ui.lang import tr
 from app.ui.model_index import ROOT, Index
+
+
+class When(Enum):
+    """The groups of unpinned conversations, newest first, by the day they last changed."""
+
+    TODAY = "today"
+    YESTERDAY = "yesterday"
+    WEEK = "week"  # the 7 days before yesterday
+    OLDER = "older"
+
+
+def when(updated: float, today: date) -> When:
+    """The group of a conversation last changed at ``updated`` (seconds since the epoch, read
+    as local time) on ``today``. Pure: the caller says which day it is."""
+    day = datetime.fromtimestamp(updated).date()
+    if day >= today:
+        return When.TODAY  # today, or a clock set back: never "Older" for the newest
+    if day == today - timedelta(days=1):
+        return When.YESTERDAY
+    if day >= today - timedelta(days=7):
+        return When.WEEK
+    return When.OLDER
+
+
+def group_title(group: When | None) -> str:
+    """A heading's words (None: the pinned conversations)."""
+    if group is None:
+        return tr("Pinned")
+    return {When.TODAY: tr("Today"), When.YESTERDAY: tr("Yesterday"),
+            When.WEEK: tr("Previous 7 days"), When.OLDER: tr("Older")}[group]
 
 
 class Role(IntEnum):
@@ -25,7 +59,7 @@ class Role(IntEnum):
 
     ID = Qt.ItemDataRole.UserRole  # int, or None for a heading or the empty line
     TITLE = Qt.ItemDataRole.UserRole + 1  # the stored title ("" for an untitled one)
-    IS_HEADER = Qt.ItemDataRole.UserRole + 2  # bool: a "Pinned"/"Recent" heading
+    IS_HEADER = Qt.ItemDataRole.UserRole + 2  # bool: a "Pinned"/"Today"/… heading
     PINNED = Qt.ItemDataRole.UserRole + 3  # bool
     MESSAGE_COUNT = Qt.ItemDataRole.UserRole + 4  # int
     SUMMARY = Qt.ItemDataRole.UserRole + 5  # the ConversationSummary itself
@@ -52,12 +86,15 @@ class ConversationListModel(QAbstractListModel):
 
     # ---- filling -------------------------------------------------------------------------------
 
-    def set_rows(self, rows: list[ConversationSummary], empty_text: str) -> None:
-        """Show ``rows`` (pinned ones first, as the service orders them); ``empty_text`` is the
-        line shown when there are none ("No matches." while searching)."""
+    def set_rows(self, rows: list[ConversationSummary], empty_text: str,
+                 today: date | None = None) -> None:
+        """Show ``rows`` (pinned ones first, as the service orders them) under their headings
+        (``today``: the day the groups count from, the clock's by default); ``empty_text`` is
+        the line shown when there are none ("No matches." while searching)."""
         self.beginResetModel()
         self._rows = list(rows)
-        self._lines = _lines(self._rows, empty_text)
+        self._lines = _lines(self._rows, empty_text,
+                             today or datetime.fromtimestamp(time.time()).date())
         self.endResetModel()
 
     # ---- reading -------------------------------------------------------------------------------
@@ -101,7 +138,7 @@ class ConversationListModel(QAbstractListModel):
         if s is None:
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{s.message_count} messages"
+            return tr("%n message(s)", None, s.message_count)
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return line.text
         by_role: dict[int, object] = {Role.ID: s.id, Role.TITLE: s.title, Role.PINNED: s.pinned,
@@ -109,14 +146,15 @@ class ConversationListModel(QAbstractListModel):
         return by_role.get(role)
 
 
-def _lines(rows: list[ConversationSummary], empty_text: str) -> list[_Line]:
+def _lines(rows: list[ConversationSummary], empty_text: str, today: date) -> list[_Line]:
     if not rows:
         return [_Line(empty_text)]
-    pinned = [r for r in rows if r.pinned]
     lines: list[_Line] = []
-    # The headings only tell the two groups apart: without pinned rows there is one group.
-    for label, group in (("Pinned", pinned), ("Recent" if pinned else "", rows[len(pinned):])):
-        if label and group:
-            lines.append(_Line(label, header=True))
-        lines.extend(_Line(r.title or "Untitled", r) for r in group)
+    heading: object = ()  # the group of the last heading written (() before the first)
+    for r in rows:
+        group = None if r.pinned else when(r.updated, today)
+        if group != heading:
+            lines.append(_Line(group_title(group), header=True))
+            heading = group
+        lines.append(_Line(r.title or tr("Untitled"), r))
     return lines

@@ -18,16 +18,15 @@ Markdown rendered by app/chat/render.py into a browser whose document loads no r
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QSize, Qt, QUrl, Signal
-from PySide6.QtGui import QColor, QDesktopServices, QPalette, QShowEvent
+from PySide6.QtCore import QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QFrame,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QListView,
     QPushButton,
@@ -37,31 +36,54 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.chat.render import mix
 from app.hub.types import FileGroup, HubError, RepoDetails, RepoSummary
 from app.hub.verdict import Verdict
 from app.services.protocols import DownloadsLike, HubLike
-from app.ui.common import (
-    human_params,
-    human_tokens,
-    plain_label,
-    set_text_color,
-    text_color,
-)
+from app.ui.common import human_params, human_tokens, plain_label
+from app.ui.lang import tr, ui_text
 from app.ui.model_card import CardView
+from app.ui.recommendation_card import error_text
 from app.ui.recommended_list import Entry, RecommendedList
 from app.ui.repo_files import CHECKING as CHECKING  # where tests look for it
-from app.ui.repo_files import WARN_HUE, Column, FilesTable, VerdictOrWhy, fit_reasons
+from app.ui.repo_files import Column, FilesTable, VerdictOrWhy, fit_reasons
 from app.ui.search_results import Role as ResultRole
 from app.ui.search_results import SearchResultsModel, TwoLineDelegate, human_count, human_date
+from app.ui.style.components import Banner, EmptyState, heading, primary_button, set_tone, set_type
+from app.ui.style.icons import icon, pixmap
+from app.ui.style.tokens import SPACING
+from app.ui.welcome_recommended import first_sentence
 
 log = logging.getLogger(__name__)
 
-SORTS = (("Trending", "trending"), ("Most downloads", "downloads"), ("Most likes", "likes"),
-         ("Recently updated", "modified"))
-# Hue the message line leans towards for an error; mixed with the palette's text colour so it
-# keeps its contrast on light and dark themes alike.
-_ERROR_HUE = "#d0342c"
+def _sorts() -> tuple[tuple[str, str], ...]:
+    """The orders a search can have: (words, the Hub's key)."""
+    return ((tr("Trending"), "trending"), (tr("Most downloads"), "downloads"),
+            (tr("Most likes"), "likes"), (tr("Recently updated"), "modified"))
+
+
+def _plain_pictures(widget: QWidget) -> None:
+    """Every label of a design-system piece shows plain text: its icon label too, so no label
+    of this tab could ever read markup (a test checks them all)."""
+    for label in widget.findChildren(QLabel):
+        label.setTextFormat(Qt.TextFormat.PlainText)
+
+
+def _search_field() -> QLineEdit:
+    edit = QLineEdit()
+    edit.setPlaceholderText(tr("Search Hugging Face for GGUF models (e.g. llama 8b)"))
+    edit.setAccessibleName(tr("Search Hugging Face"))
+    edit.addAction(icon("search", "muted"), QLineEdit.ActionPosition.LeadingPosition)
+    edit.setClearButtonEnabled(True)
+    return edit
+
+
+def _sort_combo() -> QComboBox:
+    combo = QComboBox()
+    for text, key in _sorts():
+        combo.addItem(text, key)
+    combo.setToolTip(tr("Order of the results"))
+    combo.setAccessibleName(tr("Order of the results"))
+    return combo
 
 
 class DiscoverTab(QWidget):
@@ -89,15 +111,16 @@ class DiscoverTab(QWidget):
 
         bar = self._make_search_bar()
         self._make_banner()
-        self.message = plain_label()
+        self.message = Banner()
         self.message.setObjectName("message")
-        self.message.hide()
+        _plain_pictures(self.message)
 
         # --- left: recommended (empty search) or results ---
         self.recommended = RecommendedList(self._verdict_of)
         self.recommended.open_requested.connect(self.open_repo)
         self.recommended_status = self.recommended.status
         self.left = QStackedWidget()
+        self.left.setContentsMargins(0, 0, SPACING.md, 0)
         self.left.addWidget(self.recommended)
         self.left.addWidget(self._make_results_page())
 
@@ -109,15 +132,16 @@ class DiscoverTab(QWidget):
         splitter.addWidget(self.page)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([340, 760])
+        splitter.setSizes([380, 720])
         splitter.setChildrenCollapsible(False)
 
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(SPACING.xl, SPACING.lg, SPACING.xl, SPACING.lg)
+        layout.setSpacing(SPACING.md)
         layout.addLayout(bar)
         layout.addWidget(self.banner)
         layout.addWidget(self.message)
         layout.addWidget(splitter, 1)
-        self._style_banner()
 
         hub.results.connect(self._on_results)
         hub.details.connect(self._on_details)
@@ -151,7 +175,8 @@ class DiscoverTab(QWidget):
         self.left.setCurrentIndex(1)
         self.results_model.set_results([])
         self.more_btn.hide()
-        self.results_status.setText(f"Searching for “{query}”…")
+        self._hide_no_results()
+        self.results_status.setText(tr("Searching for “{query}”…").format(query=query))
         self.results_status.show()
         self._hub.search(query, self.sort_key())
 
@@ -163,7 +188,7 @@ class DiscoverTab(QWidget):
         self._repo = None
         self.page_stack.setCurrentIndex(1)
         self.title.setText(repo_id)
-        self.facts.setText("Loading the repository…")
+        self.facts.setText(tr("Loading the repository…"))
         self.files.files_model.set_details(None)
         self.reasons.setText("")
         self.card.clear()
@@ -177,23 +202,21 @@ class DiscoverTab(QWidget):
     # ---- building ----------------------------------------------------------------------------
 
     def _make_search_bar(self) -> QHBoxLayout:
-        self.search_edit = QLineEdit()
-        self.search_edit.setPlaceholderText("Search Hugging Face for GGUF models (e.g. llama 8b)")
-        self.search_edit.setClearButtonEnabled(True)
+        self.search_edit = _search_field()
         self.search_edit.returnPressed.connect(self.search)
         self.search_edit.textChanged.connect(self._on_text_changed)
-        self.sort_combo = QComboBox()
-        for text, key in SORTS:
-            self.sort_combo.addItem(text, key)
-        self.sort_combo.setToolTip("Order of the results")
+        self.sort_combo = _sort_combo()
         self.sort_combo.activated.connect(lambda _i: self.search() if self.query() else None)
-        self.search_btn = QPushButton("Search")
+        self.search_btn = primary_button(tr("Search"), icon_name="search")
         self.search_btn.clicked.connect(self.search)
-        self.token_btn = QPushButton("Token…")
-        self.token_btn.setToolTip("A Hugging Face token for gated models, kept in the system "
-                                  "keyring")
+        self.token_btn = QPushButton(icon("key"), tr("Token…"))
+        self.token_btn.setAccessibleName(tr("Hugging Face token…"))
+        self.token_btn.setProperty("flat", True)
+        self.token_btn.setToolTip(tr("A Hugging Face token for gated models, kept in the system "
+                                     "keyring"))
         self.token_btn.clicked.connect(self.edit_token)
         bar = QHBoxLayout()
+        bar.setSpacing(SPACING.md)
         bar.addWidget(self.search_edit, 1)
         bar.addWidget(self.sort_combo)
         bar.addWidget(self.search_btn)
@@ -201,85 +224,101 @@ class DiscoverTab(QWidget):
         return bar
 
     def _make_banner(self) -> None:
-        """The line that says the Hub cannot be reached, with Retry."""
-        self.banner = QFrame()
+        """The banner that says the Hub cannot be reached, with Retry (a state while it lasts:
+        it has no close button)."""
+        self.banner = Banner(closable=False)
         self.banner.setObjectName("unreachable_banner")
-        self.banner.setAutoFillBackground(True)
-        self.banner_label = plain_label(wrap=True)
-        self.retry_btn = QPushButton("Retry")
-        self.retry_btn.clicked.connect(self._retry)
-        banner_layout = QHBoxLayout(self.banner)
-        banner_layout.setContentsMargins(10, 4, 6, 4)
-        banner_layout.addWidget(self.banner_label, 1)
-        banner_layout.addWidget(self.retry_btn)
-        self.banner.hide()
+        self.banner_label = self.banner.text
+        self.retry_btn = self.banner.action
+        self.retry_btn.setText(tr("Retry"))
+        self.retry_btn.setAccessibleName(tr("Retry"))
+        self.banner.action_clicked.connect(self._retry)
+        _plain_pictures(self.banner)
 
     def _make_results_page(self) -> QWidget:
         self.results_model = SearchResultsModel(self)
         self.results = QListView()
         self.results.setObjectName("results")
-        self.results.setAccessibleName("Search results")
+        self.results.setAccessibleName(tr("Search results"))
         self.results.setModel(self.results_model)
         # One column of two lines (name; author and numbers): the pane stays narrow enough to
         # leave the repository page its room, and long names are not cut to a few letters.
         self.results.setUniformItemSizes(True)
-        self.results.setAlternatingRowColors(True)
+        self.results.setSpacing(SPACING.xxs)
         self.results.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.results.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.results.setItemDelegate(TwoLineDelegate(self.results))
         self.results.selectionModel().selectionChanged.connect(self._on_result_selected)
-        self.results_status = plain_label(muted=True)
+        self.results_status = plain_label()
+        set_tone(self.results_status, "muted")
         self.results_status.hide()
-        self.more_btn = QPushButton("Load more")
+        self.more_btn = QPushButton(tr("Load more"))
+        self.more_btn.setAccessibleName(tr("Load more"))
         self.more_btn.clicked.connect(self._more)
         self.more_btn.hide()
+        # No results: what happened and the way back, in place of an empty list.
+        self.no_results = EmptyState("search", "", "", tr("Show recommended models"))
+        self.no_results.setObjectName("no_results")
+        self.no_results.activated.connect(self.search_edit.clear)  # an empty box: the list
+        _plain_pictures(self.no_results)
+        self.results_stack = QStackedWidget()
+        self.results_stack.addWidget(self.results)
+        self.results_stack.addWidget(self.no_results)
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.results, 1)
+        layout.setSpacing(SPACING.sm)
+        layout.addWidget(heading(tr("Results"), "subheading"))
         layout.addWidget(self.results_status)
+        layout.addWidget(self.results_stack, 1)
         layout.addWidget(self.more_btn)
         return page
 
     def _make_repo_page(self) -> QStackedWidget:
         stack = QStackedWidget()
         self.page_stack = stack
-        placeholder = plain_label("Pick a model on the left to see its files and whether each "
-                                  "one fits this computer.", muted=True, selectable=False)
-        placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        stack.addWidget(placeholder)
+        self.placeholder = EmptyState(
+            "discover", tr("Pick a model"),
+            tr("Pick a recommended model or a search result to see its files and whether each "
+               "one fits this computer."), tr("Search Hugging Face"))
+        self.placeholder.activated.connect(self.search_edit.setFocus)
+        _plain_pictures(self.placeholder)
+        stack.addWidget(self.placeholder)
 
-        self.title = plain_label()
+        self.title = heading("", "heading")
         self.title.setObjectName("repo_title")
-        font = self.title.font()
-        font.setBold(True)
-        font.setPointSizeF(font.pointSizeF() * 1.25)
-        self.title.setFont(font)
-        self.facts = plain_label(muted=True)
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.facts = plain_label()
         self.facts.setObjectName("repo_facts")
+        set_tone(self.facts, "muted")
+        set_type(self.facts, "small")
 
         self.files = FilesTable(self._verdict_of)
         self.files.download_requested.connect(self._download)
         self.files.selectionModel().selectionChanged.connect(self._on_file_selected)
-        self.reasons = plain_label(muted=True)
+        self.reasons = plain_label()
         self.reasons.setObjectName("reasons")
+        set_tone(self.reasons, "muted")
         self.card = CardView(self._open_checked_url)
         self.card.setObjectName("card")
 
         top = QWidget()
         top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.setContentsMargins(0, 0, 0, SPACING.md)
+        top_layout.setSpacing(SPACING.sm)
         top_layout.addWidget(self.files, 1)
         top_layout.addWidget(self.reasons)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(self.card)
-        split.setSizes([300, 260])
+        split.setSizes([320, 240])
         split.setChildrenCollapsible(False)
 
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.setContentsMargins(4, 0, 0, 0)
+        layout.setContentsMargins(SPACING.lg, 0, 0, 0)
+        layout.setSpacing(SPACING.xs)
         layout.addWidget(self.title)
         layout.addWidget(self.facts)
         layout.addWidget(split, 1)
@@ -296,15 +335,17 @@ class DiscoverTab(QWidget):
             self.results_model.set_results(repos)
         if self.query():
             self.left.setCurrentIndex(1)
+        self.results_status.hide()
         if self.results_model.rowCount() == 0:
-            self.results_status.setText(f"No GGUF models match “{self.query()}”." if self.query()
-                                        else "No models found.")
-            self.results_status.show()
+            self._show_no_results(
+                "search", tr("No models found"),
+                tr("No GGUF models match “{query}”. Try fewer or other words.").format(
+                    query=self.query()) if self.query() else tr("No models found."))
         else:
-            self.results_status.hide()
+            self._hide_no_results()
         self.more_btn.setVisible(has_more)
         self.more_btn.setEnabled(True)
-        self.more_btn.setText("Load more")
+        self.more_btn.setText(tr("Load more"))
 
     def _on_details(self, d: RepoDetails) -> None:
         self.banner.hide()
@@ -314,7 +355,7 @@ class DiscoverTab(QWidget):
         self.page_stack.setCurrentIndex(1)
         self.title.setText(d.repo_id)
         self.facts.setText(repo_facts(d))
-        self.card.show_markdown(d.card or "*This repository has no model card.*")
+        self.card.show_markdown(d.card or tr("*This repository has no model card.*"))
         self.files.files_model.set_details(d)
         select = self.files.files_model.row_of_quant(self._want_quant) if self._want_quant \
             else None
@@ -339,26 +380,30 @@ class DiscoverTab(QWidget):
 
     def _on_unreachable(self, line: str) -> None:
         # The service's sentence already names the cause and what to do.
-        self.banner_label.setText(line or "Hugging Face cannot be reached. Press Retry; models "
-                                          "already on this computer keep working.")
-        self.banner.show()
+        line = ui_text(line)
+        self.banner.show_message(
+            line or tr("Hugging Face cannot be reached. Press Retry; models already on this "
+                       "computer keep working."), "warning", tr("Retry"))
         self.retry_btn.setEnabled(True)
         # The cards whose details never came say so and why, instead of "Checking…".
-        self.recommended.mark_unreachable(_cause(line) or "Hugging Face cannot be reached.")
+        self.recommended.mark_unreachable(first_sentence(line) or tr("Hugging Face cannot be reached."))
         self.more_btn.setEnabled(True)
-        self.more_btn.setText("Load more")
-        if self.results_status.isVisible() and self.results_model.rowCount() == 0:
-            self.results_status.setText("No results: Hugging Face cannot be reached.")
+        self.more_btn.setText(tr("Load more"))
+        if self._searching() and self.results_model.rowCount() == 0:
+            self._show_no_results("offline", tr("No results"),
+                                  tr("Hugging Face cannot be reached. Retry above, or use the "
+                                     "recommended models."))
         if self._wanted_repo is not None and self._repo is None:
-            self.facts.setText("The repository could not be loaded: Hugging Face cannot be "
-                               "reached.")
+            self.facts.setText(tr("The repository could not be loaded: Hugging Face cannot be "
+                                  "reached."))
 
     def _on_failed(self, sentence: str) -> None:
-        self._set_message(sentence, error=True)
-        if self.results_status.isVisible() and self.results_model.rowCount() == 0:
-            self.results_status.setText("No results.")
+        self._set_message(ui_text(sentence), error=True)
+        if self._searching() and self.results_model.rowCount() == 0:
+            self._show_no_results("error", tr("No results"),
+                                  tr("The search did not work; the reason is above."))
         if self._wanted_repo is not None and self._repo is None:
-            self.facts.setText("The repository could not be loaded.")
+            self.facts.setText(tr("The repository could not be loaded."))
 
     # ---- user actions --------------------------------------------------------------------------
 
@@ -374,7 +419,7 @@ class DiscoverTab(QWidget):
 
     def _more(self) -> None:
         self.more_btn.setEnabled(False)
-        self.more_btn.setText("Loading…")
+        self.more_btn.setText(tr("Loading…"))
         self._hub.more()
 
     def _on_text_changed(self, text: str) -> None:
@@ -400,10 +445,23 @@ class DiscoverTab(QWidget):
         try:
             download_id = self._downloads.enqueue(self._repo, group)
         except HubError as exc:
-            self._set_message(str(exc), error=True)
+            self._set_message(error_text(exc), error=True)
             return
-        self._set_message(f"{group.name} is queued: see Downloads.")
+        self._set_message(tr("{name} is queued: see Downloads.").format(name=group.name))
         self.queued.emit(download_id)
+
+    def _searching(self) -> bool:
+        """Whether a search is under way (its "Searching…" line shows)."""
+        return not self.results_status.isHidden()
+
+    def _show_no_results(self, icon_name: str, title: str, body: str) -> None:
+        self.results_status.hide()
+        self.no_results.picture.setPixmap(pixmap(icon_name, 40, "muted"))
+        self.no_results.set_text(title, body)
+        self.results_stack.setCurrentWidget(self.no_results)
+
+    def _hide_no_results(self) -> None:
+        self.results_stack.setCurrentWidget(self.results)
 
     def _verdict_of(self, repo_id: str, group_name: str) -> VerdictOrWhy | None:
         return self._verdicts.get((repo_id, group_name))
@@ -412,27 +470,12 @@ class DiscoverTab(QWidget):
         (self._open_url or QDesktopServices.openUrl)(url)
 
     def _set_message(self, text: str, error: bool = False) -> None:
-        self.message.setText(text)
-        self.message.setVisible(bool(text))
-        set_text_color(self.message, text_color(self.palette(), _ERROR_HUE) if error else None)
+        if text:
+            self.message.show_message(text, "danger" if error else "info")
+        else:
+            self.message.hide()
 
-    # ---- palette, first show -------------------------------------------------------------------
-
-    def _style_banner(self) -> None:
-        pal = self.banner.palette()
-        base = self.palette().color(QPalette.ColorRole.Window).name()
-        pal.setColor(QPalette.ColorRole.Window, QColor(mix(base, WARN_HUE, 0.25)))
-        self.banner.setPalette(pal)
-
-    def changeEvent(self, e: QEvent) -> None:
-        super().changeEvent(e)
-        if e.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange) and \
-                hasattr(self, "recommended"):
-            self._style_banner()
-            # The colours were mixed from the old palette (the files table mixes its own).
-            if self._repo is not None:
-                self.card.show_markdown(self._repo.card)
-            self.recommended.refresh_colors()
+    # ---- first show -------------------------------------------------------------------------
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -445,26 +488,21 @@ class DiscoverTab(QWidget):
         return QSize(1100, 720)
 
 
-def _cause(line: str) -> str:
-    """The first sentence of the hub's line: the cause without the advice, for a card ("Hugging
-    Face cannot be reached (the connection was refused). Check the ..." gives the part before
-    "Check")."""
-    line = line.strip()
-    m = re.match(r"(.+?[.!?])(?:\s|$)", line, re.DOTALL)
-    return m.group(1) if m else line
-
-
 def repo_facts(d: RepoDetails) -> str:
     """The line of facts under a repository's title."""
-    facts = [f"License: {d.license or 'not stated'}",
-             "Gated: you must accept its terms on Hugging Face" if d.gated else "Not gated"]
+    facts = [tr("License: {license}").format(license=d.license) if d.license
+             else tr("License: not stated"),
+             tr("Gated: you must accept its terms on Hugging Face") if d.gated
+             else tr("Not gated")]
     if d.architecture:
-        facts.append(f"Architecture: {d.architecture}")
+        facts.append(tr("Architecture: {name}").format(name=d.architecture))
     if d.parameters:
-        facts.append(f"{human_params(d.parameters)} parameters")
+        facts.append(tr("{count} parameters").format(count=human_params(d.parameters)))
     if d.context_length:
-        facts.append(f"trained for {human_tokens(d.context_length)} context")
-    facts.append(f"{human_count(d.downloads)} downloads · {human_count(d.likes)} likes")
+        facts.append(tr("trained for {tokens} context").format(
+            tokens=human_tokens(d.context_length)))
+    facts.append(tr("{downloads} downloads · {likes} likes").format(
+        downloads=human_count(d.downloads), likes=human_count(d.likes)))
     if d.last_modified:
-        facts.append(f"updated {human_date(d.last_modified)}")
+        facts.append(tr("updated {date}").format(date=human_date(d.last_modified)))
     return " · ".join(facts)

@@ -16,6 +16,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, Qt
 
 from app.services.protocols import DownloadRow
 from app.ui.common import human_size
+from app.ui.lang import tr, ui_text
 from app.ui.model_index import ROOT, Index
 
 ACTIVE_STATES = ("queued", "downloading", "paused")
@@ -34,7 +35,7 @@ class Role(IntEnum):
 
 
 def human_speed(bytes_per_s: float) -> str:
-    return f"{human_size(int(bytes_per_s))}/s"
+    return tr("{size}/s").format(size=human_size(int(bytes_per_s)))
 
 
 def human_duration(seconds: float | None) -> str:
@@ -43,33 +44,41 @@ def human_duration(seconds: float | None) -> str:
         return ""
     s = int(seconds + 0.5)
     if s < 60:
-        return f"{s} s"
+        return tr("{seconds} s").format(seconds=s)
     if s < 3600:
-        return f"{(s + 30) // 60} min"
+        return tr("{minutes} min").format(minutes=(s + 30) // 60)
     h, rest = divmod(s, 3600)
     m = rest // 60
-    return f"{h} h {m} min" if m else f"{h} h"
+    return tr("{hours} h {minutes} min").format(hours=h, minutes=m) if m else \
+        tr("{hours} h").format(hours=h)
+
+
+def _amount(r: DownloadRow) -> str:
+    return tr("{done} of {total}").format(done=human_size(r.done), total=human_size(r.total)) \
+        if r.total else human_size(r.done)
 
 
 def row_status(r: DownloadRow) -> str:
     """The line under a download's title: bytes, speed and time left, or what is happening."""
-    amount = f"{human_size(r.done)} of {human_size(r.total)}" if r.total else human_size(r.done)
+    amount = _amount(r)
     if r.state == "failed":
-        return r.error or r.phase or "Failed."
+        return ui_text(r.error or r.phase) or tr("Failed.")
     if r.state == "done":
-        return f"Done · {human_size(r.total or r.done)} · in the library"
+        return tr("Done · {size} · in the library").format(size=human_size(r.total or r.done))
     if r.state == "paused":
         why = r.error or (r.phase if r.phase and r.phase != "paused" else "")
-        return f"Paused · {amount}" + (f" · {why}" if why else "")
+        return tr("Paused · {amount} · {why}").format(amount=amount, why=ui_text(why)) if why \
+            else tr("Paused · {amount}").format(amount=amount)
     if r.state == "queued":
-        return f"Waiting · {amount}" if r.done else "Waiting to start"
+        return tr("Waiting · {amount}").format(amount=amount) if r.done \
+            else tr("Waiting to start")
     if r.phase and r.phase != "downloading":
-        return f"{amount} · {r.phase}"
+        return tr("{amount} · {phase}").format(amount=amount, phase=ui_text(r.phase))
     parts = [amount]
     if r.speed > 0:
         parts.append(human_speed(r.speed))
     if r.eta is not None:
-        parts.append(f"{human_duration(r.eta)} left")
+        parts.append(tr("{time} left").format(time=human_duration(r.eta)))
     return " · ".join(parts)
 
 
@@ -90,21 +99,22 @@ def queue_summary(rows: list[DownloadRow]) -> str:
     active = [r for r in rows if r.state in ACTIVE_STATES]
     if not active:
         done = sum(1 for r in rows if r.state == "done")
-        return f"{done} finished" if done else "No downloads in progress"
+        return tr("%n finished", None, done) if done else tr("No downloads in progress")
     done_bytes = sum(r.done for r in active)
     known = all(r.total for r in active)
     total_bytes = sum(r.total or 0 for r in active)
     speed = sum(r.speed for r in active if r.state == "downloading")
-    parts = [f"{len(active)} active" if len(active) != 1 else "1 active"]
-    parts.append(f"{human_size(done_bytes)} of {human_size(total_bytes)}" if known
-                 else f"{human_size(done_bytes)} so far")
+    parts = [tr("%n active", None, len(active))]
+    parts.append(tr("{done} of {total}").format(done=human_size(done_bytes),
+                                               total=human_size(total_bytes)) if known
+                 else tr("{done} so far").format(done=human_size(done_bytes)))
     if speed > 0:
         parts.append(human_speed(speed))
         # Paused downloads wait for the user, not for the network: not in the time left.
         going = [r for r in active if r.state != "paused"]
         if all(r.total for r in going):
             left = sum((r.total or 0) - r.done for r in going)
-            parts.append(f"{human_duration(left / speed)} left")
+            parts.append(tr("{time} left").format(time=human_duration(left / speed)))
     return " · ".join(parts)
 
 

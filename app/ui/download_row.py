@@ -1,4 +1,5 @@
-"""How one download's row looks: its title, a progress bar, a status line and its buttons.
+"""How one download's row looks: a state icon, its title, a progress bar, a status line in the
+state's tone, and its buttons.
 
 ``DownloadDelegate`` gives each row of a view over ``DownloadListModel`` a persistent editor,
 ``DownloadRowWidget``, and refills it from the model whenever the model reports that row
@@ -15,15 +16,16 @@ from PySide6.QtCore import (
     QEvent,
     QObject,
     QSize,
+    Qt,
     Signal,
 )
-from PySide6.QtGui import QPainter, QPalette
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
+    QLabel,
     QListView,
     QProgressBar,
-    QPushButton,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QVBoxLayout,
@@ -31,14 +33,37 @@ from PySide6.QtWidgets import (
 )
 
 from app.services.protocols import DownloadRow
-from app.ui.common import plain_label, set_text_color, text_color
 from app.ui.download_list import PROGRESS_STEPS, Role
+from app.ui.lang import tr, ui_text
 from app.ui.model_index import Index, plain
+from app.ui.style.components import ICON_SIZE, icon_button, set_tone
+from app.ui.style.icons import pixmap
+from app.ui.style.tokens import SPACING
 
-ERROR_HUE = "#d0342c"
-_DONE_HUE = "#1e9e4a"
 # What a row's buttons ask for; DownloadsView maps each to the service's method.
 PAUSE, RESUME, RETRY, CANCEL = "pause", "resume", "retry", "cancel"
+
+
+def state_tone(r: DownloadRow) -> str:
+    """The tone of a row's status line: words always say the state, the tone repeats it."""
+    if r.state == "failed" or (r.state == "paused" and r.error):
+        return "danger"
+    if r.state == "done":
+        return "success"
+    return "muted"
+
+
+def _state_icon(r: DownloadRow) -> tuple[str, str]:
+    """The icon (and its tone) before a row's title: what the download is doing at a glance."""
+    if r.state == "failed":
+        return "failed", "danger"
+    if r.state == "done":
+        return "ok", "success"
+    if r.state == "paused":
+        return "pause", "danger" if r.error else "muted"
+    if r.state == "queued":
+        return "recent", "muted"
+    return "downloads", "info"
 
 
 class DownloadRowWidget(QFrame):
@@ -49,37 +74,42 @@ class DownloadRowWidget(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("download_row")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        # Inside an item view the inherited background role is Base, whose text role is Text:
-        # the labels would ignore the WindowText colour set_text_color gives them.
-        self.setBackgroundRole(QPalette.ColorRole.Window)
         self.row: DownloadRow | None = None
-        self.title = plain_label(wrap=False)
-        font = self.title.font()
-        font.setBold(True)
-        self.title.setFont(font)
+        self._icon: tuple[str, str] | None = None
+        self.picture = QLabel()
+        self.picture.setTextFormat(Qt.TextFormat.PlainText)
+        self.picture.setFixedSize(QSize(ICON_SIZE + SPACING.sm, ICON_SIZE + SPACING.sm))
+        self.picture.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title.setProperty("type", "subheading")
         self.bar = QProgressBar()
         self.bar.setTextVisible(False)
-        self.bar.setMaximumHeight(10)
-        self.status = plain_label(wrap=True)
-        self.pause_btn = QPushButton("Pause")
-        self.resume_btn = QPushButton("Resume")
-        self.retry_btn = QPushButton("Retry")
-        self.cancel_btn = QPushButton("Cancel")
-        self.cancel_btn.setToolTip("Stop and delete what was downloaded")
+        self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status.setProperty("type", "small")
+        self.status.setProperty("tone", "muted")
+        self.pause_btn = icon_button("pause", tr("Pause"))
+        self.resume_btn = icon_button("load", tr("Resume"))
+        self.retry_btn = icon_button("retry", tr("Retry"))
+        self.cancel_btn = icon_button("close", tr("Cancel and delete what was downloaded"))
         buttons = QHBoxLayout()
-        buttons.setSpacing(4)
+        buttons.setSpacing(SPACING.xxs)
         for what, b in ((PAUSE, self.pause_btn), (RESUME, self.resume_btn),
                         (RETRY, self.retry_btn), (CANCEL, self.cancel_btn)):
             b.clicked.connect(lambda _c=False, what=what: self._pressed(what))
-            buttons.addWidget(b)
+            buttons.addWidget(b, 0, Qt.AlignmentFlag.AlignTop)
         text = QVBoxLayout()
-        text.setSpacing(3)
+        text.setSpacing(SPACING.xs)
         text.addWidget(self.title)
         text.addWidget(self.bar)
         text.addWidget(self.status)
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(10, 6, 8, 6)
+        layout.setContentsMargins(SPACING.lg, SPACING.md, SPACING.md, SPACING.md)
+        layout.setSpacing(SPACING.md)
+        layout.addWidget(self.picture, 0, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(text, 1)
         layout.addLayout(buttons)
 
@@ -93,9 +123,18 @@ class DownloadRowWidget(QFrame):
         else:
             self.bar.setRange(0, PROGRESS_STEPS)
             self.bar.setValue(progress)
+        # The status says "Done" or why it failed: a full or stalled bar adds nothing there.
+        self.bar.setVisible(r.state not in ("done", "failed"))
+        self.bar.setAccessibleName(tr("Progress of {title}").format(title=r.title))
+        # The icon buttons' names say which download they act on (a screen reader lists them).
+        self.pause_btn.setAccessibleName(tr("Pause {title}").format(title=r.title))
+        self.resume_btn.setAccessibleName(tr("Resume {title}").format(title=r.title))
+        self.retry_btn.setAccessibleName(tr("Retry {title}").format(title=r.title))
+        self.cancel_btn.setAccessibleName(tr("Cancel {title}").format(title=r.title))
         self.status.setText(status)
-        self.status.setToolTip(r.error or r.phase)
-        self._color_status()
+        self.status.setToolTip(ui_text(r.error) if r.error else status)  # the whole line
+        set_tone(self.status, state_tone(r))
+        self._paint_icon()
         state = r.state
         self.pause_btn.setEnabled(state in ("queued", "downloading"))
         self.resume_btn.setEnabled(state == "paused")
@@ -110,20 +149,18 @@ class DownloadRowWidget(QFrame):
     def changeEvent(self, e: QEvent) -> None:
         super().changeEvent(e)
         if e.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange) and \
-                hasattr(self, "status"):
-            self._color_status()  # the colours were mixed from the old palette
+                hasattr(self, "picture"):
+            self._icon = None  # a pixmap keeps the colour of the theme it was drawn in
+            self._paint_icon()
 
-    def _color_status(self) -> None:
-        r = self.row
-        if r is None:
+    def _paint_icon(self) -> None:
+        if self.row is None:
             return
-        palette = self.palette()
-        if r.state == "failed" or (r.state == "paused" and r.error):
-            set_text_color(self.status, text_color(palette, ERROR_HUE))
-        elif r.state == "done":
-            set_text_color(self.status, text_color(palette, _DONE_HUE))
-        else:
-            set_text_color(self.status, palette.color(QPalette.ColorRole.PlaceholderText))
+        wanted = _state_icon(self.row)
+        if wanted != self._icon:  # progress comes often: draw only when the state changes
+            self._icon = wanted
+            name, tone = wanted
+            self.picture.setPixmap(pixmap(name, ICON_SIZE, tone))
 
     def _pressed(self, what: str) -> None:
         if self.row is not None:

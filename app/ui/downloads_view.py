@@ -12,33 +12,36 @@ question is a constructor argument so tests can answer it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QPalette
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QAbstractScrollArea,
     QFrame,
     QHBoxLayout,
+    QLabel,
     QListView,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
 from app.services.protocols import DownloadRow, DownloadsLike
-from app.ui.common import ask, heading_label, human_size, plain_label, set_text_color, text_color
+from app.ui.common import Confirm, ask, human_size
 from app.ui.download_list import DownloadListModel, queue_summary
 from app.ui.download_list import human_duration as human_duration  # where tests look for them
 from app.ui.download_list import row_status as row_status
 from app.ui.download_row import (
     CANCEL,
-    ERROR_HUE,
     PAUSE,
     RESUME,
     RETRY,
     DownloadDelegate,
     DownloadRowWidget,
 )
+from app.ui.lang import tr, ui_text
+from app.ui.style.components import Banner, EmptyState, heading
+from app.ui.style.tokens import SPACING
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +49,10 @@ log = logging.getLogger(__name__)
 class DownloadsView(QWidget):
     """The download queue, kept in step with the download service."""
 
+    discover_requested = Signal()  # the empty page's "Discover models"
+
     def __init__(self, downloads: DownloadsLike, parent: QWidget | None = None, *,
-                 confirm: Callable[[QWidget, str, str], bool] | None = None) -> None:
+                 confirm: Confirm | None = None) -> None:
         """``confirm(parent, title, question)`` asks before a cancel deletes a partial file
         (default: a QMessageBox); tests pass one that answers at once."""
         super().__init__(parent)
@@ -55,28 +60,40 @@ class DownloadsView(QWidget):
         self._confirm = confirm or ask
         self.model = DownloadListModel(self)  # the service's rows as last reported
 
-        heading = heading_label("Downloads")
-        self.total = plain_label(muted=True, wrap=False)
+        title = heading(tr("Downloads"), "heading")
+        self.total = QLabel()
+        self.total.setTextFormat(Qt.TextFormat.PlainText)
+        self.total.setProperty("tone", "muted")
+        self.total.setProperty("type", "small")
         self.total.setObjectName("total")
-        self.message = plain_label()
-        self.message.setObjectName("message")
-        self.message.hide()
+        titles = QVBoxLayout()
+        titles.setSpacing(SPACING.xxs)
+        titles.addWidget(title)
+        titles.addWidget(self.total)
         header = QHBoxLayout()
-        header.addWidget(heading)
+        header.addLayout(titles)
         header.addStretch(1)
-        header.addWidget(self.total)
+        # A failure, with Retry: the row says it too, this is for the one the user did not see.
+        self.message = Banner()
+        self.message.setObjectName("message")
+        self.message.action_clicked.connect(self._retry_failed)
+        self._failed_id: str | None = None
 
-        self.empty = plain_label("Nothing is downloading. Find a model in the Discover tab and "
-                                 "press Download; downloads survive closing Hearth and resume "
-                                 "where they stopped.", muted=True, selectable=False)
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty = EmptyState(
+            "downloads", tr("No downloads"),
+            tr("Find a model in Discover and press Download. Downloads survive closing Hearth "
+               "and resume where they stopped."), tr("Discover models"))
+        self.empty.activated.connect(self.discover_requested)
         self.list = self._make_list()
 
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(SPACING.xxl, SPACING.xl, SPACING.xxl, SPACING.lg)
+        layout.setSpacing(SPACING.lg)
         layout.addLayout(header)
         layout.addWidget(self.message)
         layout.addWidget(self.empty, 1)
-        layout.addWidget(self.list, 1)
+        layout.addWidget(self.list)
+        layout.addStretch(0)  # under a short queue: the panel ends with its last row
 
         downloads.changed.connect(self.rebuild)
         downloads.progress.connect(self._on_progress)
@@ -90,6 +107,10 @@ class DownloadsView(QWidget):
         rows = self._downloads.rows()
         self.model.set_rows(rows)
         self.empty.setVisible(not rows)
+        failed = self.model.row(self._failed_id) if self._failed_id else None
+        if not rows or (self._failed_id and (failed is None or failed.state != "failed")):
+            self.message.hide()  # the failure it spoke of is retried or gone
+            self._failed_id = None
         self.list.setVisible(bool(rows))
         self._update_total()
 
@@ -113,11 +134,15 @@ class DownloadsView(QWidget):
         """Cancel after asking (it deletes the partial file); returns whether it was cancelled."""
         row = self.model.row(download_id)
         title = row.title if row is not None else download_id
-        done = f" and delete the {human_size(row.done)} downloaded so far" if row and row.done \
-            else ""
-        if not self._confirm(self, "Cancel the download?",
-                             f"Cancel {title}{done}? It would have to start again from the "
-                             f"beginning."):
+        if row is not None and row.done:
+            question = tr("Cancel {title} and delete the {size} downloaded so far? It would have "
+                          "to start again from the beginning.").format(
+                              title=title, size=human_size(row.done))
+        else:
+            question = tr("Cancel {title}? It would have to start again from the "
+                          "beginning.").format(title=title)
+        if not self._confirm(self, tr("Cancel the download?"), question,
+                             action=tr("Cancel download"), keep=tr("Keep downloading")):
             return False
         self._downloads.cancel(download_id)
         return True
@@ -127,11 +152,13 @@ class DownloadsView(QWidget):
     def _make_list(self) -> QListView:
         view = QListView()
         view.setObjectName("downloads")
-        view.setAccessibleName("Download queue")
+        view.setAccessibleName(tr("Download queue"))
         view.setModel(self.model)
         view.setFrameShape(QFrame.Shape.NoFrame)
-        view.viewport().setBackgroundRole(QPalette.ColorRole.Window)  # rows on the page, as before
-        view.setSpacing(3)
+        # As tall as its rows (up to the page; then it scrolls), not a half-empty panel.
+        view.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents)
+        view.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        view.setSpacing(0)  # the rows' own margins and rules part them
         view.setUniformItemSizes(False)  # a status line that wraps makes its row taller
         view.setResizeMode(QListView.ResizeMode.Adjust)  # rows follow the width (and wrapping)
         view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
@@ -177,10 +204,22 @@ class DownloadsView(QWidget):
 
     def _on_failed(self, download_id: str, sentence: str) -> None:
         row = self.model.row(download_id)
-        title = row.title if row is not None else "A download"
-        self.message.setText(f"{title} failed: {sentence}")
-        set_text_color(self.message, text_color(self.palette(), ERROR_HUE))
-        self.message.show()
+        self._failed_id = download_id if row is not None and row.state == "failed" else None
+        if self._failed_id is not None and row is not None \
+                and ui_text(row.error) == ui_text(sentence):
+            # The row says why under its title: the banner only points at it, with Retry.
+            text = tr("{title} failed.").format(title=row.title)
+        elif row is not None:
+            text = tr("{title} failed: {sentence}").format(title=row.title,
+                                                           sentence=ui_text(sentence))
+        else:
+            text = tr("A download failed: {sentence}").format(sentence=ui_text(sentence))
+        self.message.show_message(text, "danger", tr("Retry") if self._failed_id else "")
+
+    def _retry_failed(self) -> None:
+        if self._failed_id is not None:
+            self.retry(self._failed_id)
+            self._failed_id = None
 
     def _update_total(self) -> None:
         self.total.setText(queue_summary(self.model.rows()))

@@ -45,7 +45,7 @@ def _translate_template(template: str, n: int) -> str:
 
 def format_number(value: float | int, spec: str) -> str:
     """``value`` as ``format(value, spec)`` would, with the locale's separators."""
-    locale = QLocale()
+    locale = _number_locale()
     if isinstance(value, int) and not spec.endswith(("f", "%", "e", "g")):
         return locale.toString(value) if "," in spec else str(value)
     if spec.endswith("f"):
@@ -63,11 +63,27 @@ def format_number(value: float | int, spec: str) -> str:
     return format(value, spec) if spec else locale.toString(float(value), "g", 6)
 
 
+def _number_locale() -> QLocale:
+    # Qt's "C" locale (no LANG set: a test machine, a service) writes 4000 for 4,000; English
+    # is the source language, so it writes numbers as English does.
+    locale = QLocale()
+    return QLocale(QLocale.Language.English, QLocale.Country.UnitedStates) \
+        if locale.language() == QLocale.Language.C else locale
+
+
 def ui_text(value: str) -> str:
     """A sentence from the Qt-free packages in the window's language; other strings unchanged."""
     if isinstance(value, Text):
         return value.translated(_translate_template, format_number)
     return value
+
+
+def said(exc: BaseException) -> str:
+    """An exception's sentence in the window's language: the Qt-free packages raise with a
+    translatable :class:`app.i18n.Text` (``str(exc)`` would lose it), others are shown as is."""
+    if len(exc.args) == 1 and isinstance(exc.args[0], str):
+        return ui_text(exc.args[0])
+    return str(exc)
 
 
 def translations_dir() -> Path:

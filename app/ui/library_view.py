@@ -1,11 +1,13 @@
-"""The Library view: the GGUF models on this computer, wherever they came from.
+"""The Models page: the GGUF models on this computer, wherever they came from.
 
 The local-models service (app/services/local_models.py) scans Hearth's own folder, the Hugging
-Face cache, LM Studio, Ollama and folders the user added; the view shows its rows and sends the
-user's wishes back. Only models in Hearth's own folder can be deleted from here: the others
+Face cache, LM Studio, Ollama and folders the user added; the page shows one row per model (its
+name, size, quantization, whether it fits, where it lives) with that model's actions, and sends
+the user's wishes back. Only models in Hearth's own folder can be deleted from here: the others
 belong to another app. A model's name and metadata come from its file and are shown as plain
 text. Dialogs (folder picker, confirmation) and opening the file manager are constructor
-arguments, so tests can answer them.
+arguments, so tests can answer them; what belongs to other pages (Discover, the Open file
+dialog, the offload panel) is asked for with signals the window connects.
 """
 
 from __future__ import annotations
@@ -15,96 +17,281 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QUrl
-from PySide6.QtGui import QBrush, QDesktopServices, QPalette
+from PySide6.QtCore import QEvent, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
+    QApplication,
+    QComboBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
-    QHeaderView,
+    QLabel,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
-    QTableWidget,
-    QTableWidgetItem,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.hub.verdict import Verdict
 from app.services.protocols import LocalModelsLike, LocalRow
-from app.ui.common import (
-    ask,
-    fit_color,
-    heading_label,
-    human_params,
-    human_size,
-    human_tokens,
-    plain_label,
-    set_text_color,
-    text_color,
+from app.ui.common import FIT_TONES, Confirm, ask, human_params, human_size, human_tokens, scrolling_column
+from app.ui.lang import tr, ui_text
+from app.ui.style.components import (
+    Banner,
+    EmptyState,
+    chip,
+    heading,
+    icon_button,
+    set_shown,
 )
+from app.ui.style.icons import pixmap
+from app.ui.style.tokens import SPACING
 
 log = logging.getLogger(__name__)
 
-# Short headers where the cells are short: the header would set the column's width.
-COLUMNS = ("Name", "Size", "Quant", "Architecture", "Params", "Context",
-           "On this computer", "Source")
-_ERROR_HUE = "#d0342c"
-_OK_HUE = "#1e9e4a"
-_WARN_HUE = "#d9822b"
-
-
-class _Item(QTableWidgetItem):
-    """A cell that sorts by a key of its own (sizes as numbers, not as text)."""
-
-    def __init__(self, text: str, key: Any = None) -> None:
-        super().__init__(text)
-        self._key = key if key is not None else text.lower()
-
-    def __lt__(self, other: QTableWidgetItem) -> bool:
-        if isinstance(other, _Item):
-            try:
-                return bool(self._key < other._key)
-            except TypeError:
-                return str(self._key) < str(other._key)
-        return super().__lt__(other)
+# What a row's buttons ask for; the view maps each to the service or to a signal.
+LOAD, OFFLOAD, FOLDER, VERIFY, DELETE = "load", "offload", "folder", "verify", "delete"
+# The orders the sort box offers (the first is the service's own: Hearth's folder first).
+SORTS = ("found", "name", "size", "fit", "source")
+_NOT_CHECKED = 99  # sorts after every fit rank
 
 
 def _choose_folder(parent: QWidget) -> str:
-    return QFileDialog.getExistingDirectory(parent, "Add a folder of GGUF models")
+    return QFileDialog.getExistingDirectory(parent, tr("Add a folder of GGUF models"))
 
 
-def _models_table() -> QTableWidget:
-    """The table of models: whole rows selected, read-only, sortable by clicking a header."""
-    table = QTableWidget(0, len(COLUMNS))
-    table.setObjectName("models")
-    table.setHorizontalHeaderLabels(list(COLUMNS))
-    table.verticalHeader().hide()
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setAlternatingRowColors(True)
-    table.setWordWrap(False)
-    table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-    h = table.horizontalHeader()
-    # The service's order until the user clicks a column (Qt would sort at once otherwise).
-    h.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-    table.setSortingEnabled(True)
-    h.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    h.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-    h.setSectionResizeMode(COLUMNS.index("On this computer"), QHeaderView.ResizeMode.Stretch)
-    return table
+def _short_path(path: str) -> str:
+    """``path`` with the home folder as "~": the part a person recognises fits the row."""
+    home = os.path.expanduser("~")
+    if home not in ("", "~", "/") and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home):]
+    return path
+
+
+class ElidedLabel(QLabel):
+    """A one-line plain-text label that shortens its text with "…" to the width it is given
+    (a model's name or folder can be longer than a row); ``full_text`` is the whole text, which
+    the tooltip shows too."""
+
+    def __init__(self, text: str = "", mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self._mode = mode
+        self._full = ""
+        # As wide as its text where there is room, narrower (elided) where there is not.
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.set_full_text(text)
+
+    def full_text(self) -> str:
+        return self._full
+
+    def set_full_text(self, text: str) -> None:
+        self._full = text
+        self.setToolTip(text)
+        self.setAccessibleName(text)
+        self._elide()
+
+    def sizeHint(self) -> QSize:
+        return QSize(self.fontMetrics().horizontalAdvance(self._full) + 2,
+                     super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, super().minimumSizeHint().height())
+
+    def resizeEvent(self, e: QResizeEvent) -> None:
+        super().resizeEvent(e)
+        self._elide()
+
+    def changeEvent(self, e: QEvent) -> None:
+        super().changeEvent(e)
+        if e.type() == QEvent.Type.FontChange:  # the type scale came with the stylesheet
+            self._elide()
+
+    def _elide(self) -> None:
+        width = self.width()
+        shown = self.fontMetrics().elidedText(self._full, self._mode, width) if width > 8 \
+            else self._full
+        if shown != self.text():
+            self.setText(shown)
+
+
+def _label(text: str = "", *, tone: str = "", kind: str = "", wrap: bool = False) -> QLabel:
+    """A plain-text label with a tone and a type: file text must never be read as markup."""
+    label = QLabel()
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
+    label.setWordWrap(wrap)
+    if tone:
+        label.setProperty("tone", tone)
+    if kind:
+        label.setProperty("type", kind)
+    return label
+
+
+def _facts(r: LocalRow) -> str:
+    """The facts line under a model's name: size, architecture, parameters, context."""
+    parts = [human_size(r.size)]
+    if r.architecture:
+        parts.append(r.architecture)
+    if r.parameters:
+        parts.append(tr("{count} parameters").format(count=human_params(r.parameters)))
+    if r.context_length:
+        parts.append(tr("{tokens} context").format(tokens=human_tokens(r.context_length)))
+    return " · ".join(parts)
+
+
+def _fit_rank(r: LocalRow) -> int:
+    if r.error is not None:
+        return _NOT_CHECKED + 1
+    return r.verdict.fit.rank if isinstance(r.verdict, Verdict) else _NOT_CHECKED
+
+
+class ModelRow(QFrame):
+    """One model on this computer, as a card: its name and facts, whether it fits, where it is,
+    and its actions. ``action`` says which button was pressed (the view decides what it does)."""
+
+    action = Signal(str, str)  # (LOAD | OFFLOAD | FOLDER | VERIFY | DELETE, path)
+    picked = Signal(str)  # the row was clicked: the page's current model
+
+    def __init__(self, r: LocalRow, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.row = r
+        self.setProperty("card", True)
+        self.setAccessibleName(r.name)
+        self.picture = QLabel()
+        self.picture.setTextFormat(Qt.TextFormat.PlainText)
+        self.picture.setFixedSize(QSize(28, 28))
+        self.picture.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._paint_picture()
+
+        self.name = ElidedLabel(r.name, Qt.TextElideMode.ElideMiddle)
+        self.name.setProperty("type", "subheading")
+        self.quant = chip(r.quantization or "", "muted")
+        set_shown(self.quant, bool(r.quantization) and r.error is None)
+        self.quant.setToolTip(tr("Quantization"))
+        top = QHBoxLayout()
+        top.setSpacing(SPACING.sm)
+        top.addWidget(self.name)
+        top.addWidget(self.quant)
+        top.addStretch(1)
+
+        if r.error is not None:
+            # The header could not be read: the reason is what matters, in place of the facts.
+            self.facts = _label(ui_text(r.error), tone="danger", kind="small", wrap=True)
+            self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        else:
+            self.facts = _label(_facts(r), tone="muted", kind="small")
+        folder = _short_path(os.path.dirname(r.path))
+        self.where = ElidedLabel(tr("{source} · {folder}").format(source=ui_text(r.source),
+                                                                  folder=folder))
+        self.where.setProperty("tone", "muted")
+        self.where.setProperty("type", "caption")
+        self.where.setToolTip(r.path)
+        self.source_tip = tr("In Hearth's models folder") if r.own else \
+            tr("Belongs to {source}: Hearth lists it but does not delete it").format(
+                source=ui_text(r.source))
+        text = QVBoxLayout()
+        text.setSpacing(SPACING.xxs)
+        text.addLayout(top)
+        text.addWidget(self.facts)
+        text.addWidget(self.where)
+
+        self.verdict = self._verdict_chip(r)
+        buttons = self._buttons(r)
+
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(SPACING.lg, SPACING.md, SPACING.md, SPACING.md)
+        layout.setSpacing(SPACING.lg)
+        layout.addWidget(self.picture, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(text, 1)
+        layout.addWidget(self.verdict, 0, Qt.AlignmentFlag.AlignVCenter)
+        layout.addLayout(buttons)
+
+    def _verdict_chip(self, r: LocalRow) -> QLabel:
+        """Whether the model fits, in words with the verdict's tone; why, in the tooltip."""
+        if r.error is not None:
+            label = chip(tr("Cannot be used"), "danger")
+            label.setToolTip(ui_text(r.error))
+        elif isinstance(r.verdict, Verdict):
+            label = chip(ui_text(r.verdict.label()), FIT_TONES[r.verdict.fit])
+            label.setToolTip(ui_text(r.verdict.tooltip()))
+        else:
+            label = chip(tr("Not checked yet"), "muted")
+            label.setToolTip(tr("Hearth has not yet worked out how this model fits this "
+                                "computer"))
+        label.setAccessibleName(label.text())
+        return label
+
+    def _buttons(self, r: LocalRow) -> QHBoxLayout:
+        usable = r.error is None
+        self.load_btn = icon_button("load", tr("Load {name} in chat").format(name=r.name),
+                                    text=tr("Load"))
+        self.load_btn.setEnabled(usable)
+        self.offload_btn = icon_button("offload", tr("Offload settings…"))
+        self.offload_btn.setEnabled(usable)
+        self.folder_btn = icon_button("open", tr("Show in folder"))
+        self.verify_btn = icon_button("check", tr("Verify against the download's checksum"))
+        self.delete_btn = icon_button("delete", tr("Delete this model from Hearth's folder"),
+                                      tone="danger")
+        self.delete_btn.setEnabled(r.own)
+        if not r.own:
+            # Only Hearth's own files can go; the button keeps its place so the columns line up.
+            keep = self.delete_btn.sizePolicy()
+            keep.setRetainSizeWhenHidden(True)
+            self.delete_btn.setSizePolicy(keep)
+            self.delete_btn.setToolTip(tr("Only models in Hearth's own folder can be deleted "
+                                          "here; this one belongs to {source}.").format(
+                                              source=ui_text(r.source)))
+            self.delete_btn.hide()
+        row = QHBoxLayout()
+        row.setSpacing(SPACING.xxs)
+        for what, b in ((LOAD, self.load_btn), (OFFLOAD, self.offload_btn),
+                        (FOLDER, self.folder_btn), (VERIFY, self.verify_btn),
+                        (DELETE, self.delete_btn)):
+            b.clicked.connect(lambda _c=False, what=what: self.action.emit(what, self.row.path))
+            row.addWidget(b, 0, Qt.AlignmentFlag.AlignVCenter)
+        return row
+
+    def buttons(self) -> list[QToolButton]:
+        """The row's buttons, in order (tab order and tests)."""
+        return [self.load_btn, self.offload_btn, self.folder_btn, self.verify_btn,
+                self.delete_btn]
+
+    def _paint_picture(self) -> None:
+        self.picture.setPixmap(pixmap("model", 22, "danger" if self.row.error else "muted"))
+
+    def changeEvent(self, e: QEvent) -> None:
+        super().changeEvent(e)
+        if e.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange) and \
+                hasattr(self, "picture"):
+            self._paint_picture()  # a pixmap keeps the colour of the theme it was drawn in
+
+    def mousePressEvent(self, e: QMouseEvent) -> None:
+        self.picked.emit(self.row.path)
+        super().mousePressEvent(e)
+
+    def mouseDoubleClickEvent(self, e: QMouseEvent) -> None:
+        if self.row.error is None:
+            self.action.emit(LOAD, self.row.path)
+        super().mouseDoubleClickEvent(e)
 
 
 class LibraryView(QWidget):
     """The models on this computer, with what can be done to each."""
 
+    discover_requested = Signal()  # the empty page's "Discover models"
+    open_file_requested = Signal()  # the empty page's "Open GGUF file…"
+    offload_requested = Signal(str)  # a row's "Offload settings…": the model's path
+
     def __init__(self, models: LocalModelsLike, on_use: Callable[[str], None],
                  parent: QWidget | None = None, *,
                  open_url: Callable[[QUrl], object] | None = None,
                  choose_folder: Callable[[QWidget], str] | None = None,
-                 confirm: Callable[[QWidget, str, str], bool] | None = None) -> None:
+                 confirm: Confirm | None = None) -> None:
         """``on_use(path)`` loads a model for chat. ``open_url`` shows a folder in the file
         manager (default: QDesktopServices), ``choose_folder(parent)`` returns a folder or ""
         (default: QFileDialog), ``confirm(parent, title, question)`` asks before deleting
@@ -116,32 +303,28 @@ class LibraryView(QWidget):
         self._choose_folder = choose_folder or _choose_folder
         self._confirm = confirm or ask
         self._rows: list[LocalRow] = []
+        self._widgets: dict[str, ModelRow] = {}
+        self._current: str | None = None
 
         header = self._header()
-        self.table = _models_table()
-        self.table.itemSelectionChanged.connect(self._update_buttons)
-        self.table.itemDoubleClicked.connect(lambda _item: self.use_selected())
-        self.empty = plain_label("No models found on this computer yet. Find one in the Discover "
-                                 "tab, or press “Add folder…” to list GGUF files you already "
-                                 "have.", muted=True, selectable=False)
+        self.message = Banner()
+        self.message.setObjectName("message")
+        self.empty = self._empty_state()
         self.empty.setObjectName("empty")
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._column = QWidget()
+        self.area, self._list = scrolling_column(self._column)
+        self._list.setContentsMargins(0, 0, SPACING.xs, 0)
+        self._list.setSpacing(SPACING.sm)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
-        self.stack.addWidget(self.table)
-        self.detail = plain_label(muted=True)  # the selected model's path or why it is broken
-        self.detail.setObjectName("detail")
-        self.message = plain_label()
-        self.message.setObjectName("message")
-        self.message.hide()
-        self.action_bar = self._action_bar()
+        self.stack.addWidget(self.area)
 
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(SPACING.xxl, SPACING.xl, SPACING.xxl, SPACING.lg)
+        layout.setSpacing(SPACING.lg)
         layout.addLayout(header)
-        layout.addWidget(self.stack, 1)
-        layout.addWidget(self.detail)
         layout.addWidget(self.message)
-        layout.addWidget(self.action_bar)
+        layout.addWidget(self.stack, 1)
 
         models.changed.connect(self.set_rows)
         models.busy_changed.connect(self._set_busy)
@@ -150,117 +333,148 @@ class LibraryView(QWidget):
         self.set_rows(models.rows())
 
     def _header(self) -> QHBoxLayout:
-        """The title, the scan's progress, and the buttons about where models are."""
-        heading = heading_label("Models on this computer")
+        """The title and a summary, the scan's progress, the order, and the buttons about where
+        models are."""
+        title = heading(tr("Models on this computer"), "heading")
+        self.summary = _label(tone="muted", kind="small")
+        self.summary.setObjectName("summary")
+        titles = QVBoxLayout()
+        titles.setSpacing(SPACING.xxs)
+        titles.addWidget(title)
+        titles.addWidget(self.summary)
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
-        self.busy.setMaximumWidth(120)
-        self.busy.setMaximumHeight(12)
+        self.busy.setMaximumWidth(96)
         self.busy.setTextVisible(False)
-        self.busy_label = plain_label("Scanning for models…", muted=True, wrap=False)
-        self.add_btn = QPushButton("Add folder…")
-        self.add_btn.setToolTip("Also list the GGUF models in a folder of your choice")
+        self.busy.setAccessibleName(tr("Scanning for models"))
+        self.busy_label = _label(tr("Scanning…"), tone="muted", kind="small")
+        self.sort_label = _label(tr("Sort by"), tone="muted", kind="small")
+        self.sort = QComboBox()
+        self.sort.setAccessibleName(tr("Sort models by"))
+        self.sort_label.setBuddy(self.sort)
+        for key, text in zip(SORTS, (tr("Where found"), tr("Name"), tr("Size"),
+                                     tr("Fit"), tr("Source")), strict=True):
+            self.sort.addItem(text, key)
+        self.sort.currentIndexChanged.connect(lambda _i: self.set_rows(self._rows))
+        self.add_btn = icon_button("new", tr("Also list the GGUF models in a folder of your "
+                                             "choice"), text=tr("Add folder…"))
         self.add_btn.clicked.connect(self.add_folder)
-        self.models_dir_btn = QPushButton("Download folder…")
-        self.models_dir_btn.setToolTip("Where Hearth downloads models to (the only folder Hearth "
-                                       "ever deletes from)")
+        self.models_dir_btn = icon_button(
+            "downloads", tr("Where Hearth downloads models to (the only folder Hearth ever "
+                            "deletes from)"), text=tr("Download folder…"))
         self.models_dir_btn.clicked.connect(self.change_models_dir)
-        self.rescan_btn = QPushButton("Rescan")
-        self.rescan_btn.setToolTip("Look for models again (in every known place)")
+        self.rescan_btn = icon_button("regenerate", tr("Look for models again (in every known "
+                                                       "place)"))
         self.rescan_btn.clicked.connect(self._models.rescan)
         header = QHBoxLayout()
-        header.addWidget(heading)
+        header.setSpacing(SPACING.sm)
+        header.addLayout(titles)
         header.addStretch(1)
-        for w in (self.busy_label, self.busy, self.models_dir_btn, self.add_btn,
-                  self.rescan_btn):
-            header.addWidget(w)
+        for w in (self.busy_label, self.busy, self.sort_label, self.sort, self.models_dir_btn,
+                  self.add_btn, self.rescan_btn):
+            header.addWidget(w, 0, Qt.AlignmentFlag.AlignVCenter)
         self._set_busy(False)
         return header
 
-    def _action_bar(self) -> QWidget:
-        """What can be done to the selected model; Delete apart, at the right."""
-        self.use_btn = QPushButton("Use in chat")
-        self.use_btn.clicked.connect(self.use_selected)
-        self.folder_btn = QPushButton("Show in folder")
-        self.folder_btn.clicked.connect(self.show_in_folder)
-        self.verify_btn = QPushButton("Verify")
-        self.verify_btn.setToolTip("Check the file against the checksum it was downloaded with")
-        self.verify_btn.clicked.connect(self.verify_selected)
-        self.delete_btn = QPushButton("Delete")
-        self.delete_btn.clicked.connect(self.delete_selected)
-        bar = QWidget()
-        buttons = QHBoxLayout(bar)
-        buttons.setContentsMargins(0, 0, 0, 0)
-        for b in (self.use_btn, self.folder_btn, self.verify_btn):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        buttons.addWidget(self.delete_btn)
-        return bar
+    def _empty_state(self) -> EmptyState:
+        """No model yet: where to get one (Discover), or open or list the files already here."""
+        empty = EmptyState("models", tr("No models yet"),
+                           tr("Find a model in Discover, or open a GGUF file you already have. "
+                              "“Add folder…” lists every GGUF model in a folder."),
+                           tr("Discover models"))
+        empty.activated.connect(self.discover_requested)
+        self.open_btn = QPushButton(tr("Open GGUF file…"))
+        self.open_btn.setAccessibleName(tr("Open GGUF file…"))
+        self.open_btn.clicked.connect(self.open_file_requested)
+        # Beside the main action, in the row EmptyState centres it in.
+        column = empty.layout()
+        for i in range(column.count() if column is not None else 0):
+            item = column.itemAt(i) if column is not None else None
+            row = item.layout() if item is not None else None
+            if isinstance(row, QHBoxLayout) and row.indexOf(empty.action) >= 0:
+                row.insertWidget(row.indexOf(empty.action) + 1, self.open_btn)
+                break
+        QWidget.setTabOrder(empty.action, self.open_btn)
+        return empty
 
     # ---- public ----------------------------------------------------------------------------------
 
     def set_rows(self, rows: list[LocalRow]) -> None:
-        """Show ``rows`` (the service's list), keeping the selection where it can."""
-        keep = self.selected()
+        """Show ``rows`` (the service's list) in the chosen order, keeping the current model."""
         self._rows = list(rows)
-        self.table.setSortingEnabled(False)  # rows land where they are put while filling
-        self.table.clearSpans()
-        self.table.setRowCount(0)
-        self.table.setRowCount(len(rows))
-        for i, r in enumerate(rows):
-            self._fill_row(i, r)
-        self.table.setSortingEnabled(True)
-        # Names are the longest cells: as wide as they need, up to a point (the path is in the
-        # tooltip and below the table).
-        self.table.setColumnWidth(0, min(max(self.table.sizeHintForColumn(0), 160), 340))
+        focus = self._focused_button()  # a rescan must not throw a keyboard user out
+        for w in self._widgets.values():
+            self._list.removeWidget(w)
+            w.deleteLater()
+        self._widgets = {}
+        for i, r in enumerate(self._sorted(self._rows)):
+            w = ModelRow(r, self._column)
+            w.action.connect(self._on_action)
+            w.picked.connect(self._pick)
+            self._list.insertWidget(i, w)
+            w.show()  # now, not when the layout gets to it: the focus may be given back to it
+            self._widgets[r.path] = w
         self.stack.setCurrentIndex(1 if rows else 0)
-        self.action_bar.setVisible(bool(rows))
-        self.detail.setVisible(bool(rows))
+        self.sort.setVisible(len(rows) > 1)
+        self.sort_label.setVisible(len(rows) > 1)
         if not rows:
             self.message.hide()
-        if keep is not None:
-            self.select(keep.path)
-        self._update_buttons()
+        if self._current not in self._widgets:
+            self._current = None
+        if focus is not None and focus[0] in self._widgets:
+            button = self._widgets[focus[0]].buttons()[focus[1]]
+            if button.isEnabled() and button.isVisibleTo(self):
+                button.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.summary.setText(tr("%n model(s) · {size}", None, len(rows)).format(
+            size=human_size(sum(r.size for r in rows))) if rows else "")
+        self.summary.setVisible(bool(rows))
+
+    def rows_shown(self) -> list[LocalRow]:
+        """The rows in the order they are shown."""
+        return [w.row for w in self._row_widgets()]
+
+    def row_widget(self, path: str) -> ModelRow | None:
+        """The row showing ``path`` (for tests and the screenshot script)."""
+        return self._widgets.get(path)
 
     def selected(self) -> LocalRow | None:
-        indexes = self.table.selectionModel().selectedIndexes()
-        if not indexes:
-            return None
-        item = self.table.item(indexes[0].row(), 0)
-        path = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
-        return next((r for r in self._rows if r.path == path), None)
+        """The model last clicked or selected, if it is still listed."""
+        w = self._widgets.get(self._current or "")
+        return w.row if w is not None else None
 
     def select(self, path: str) -> bool:
-        for row in range(self.table.rowCount()):
-            item = self.table.item(row, 0)
-            if item is not None and item.data(Qt.ItemDataRole.UserRole) == path:
-                self.table.selectRow(row)
-                return True
-        return False
+        """Make ``path`` the current model and scroll to it; False when it is not listed."""
+        w = self._widgets.get(path)
+        if w is None:
+            return False
+        self._pick(path)
+        self.area.ensureWidgetVisible(w)
+        return True
 
-    def use_selected(self) -> None:
-        r = self.selected()
+    def use(self, path: str) -> None:
+        r = self._row(path)
         if r is not None and r.error is None:
             self._on_use(r.path)
 
-    def show_in_folder(self) -> None:
-        r = self.selected()
+    def show_in_folder(self, path: str) -> None:
+        r = self._row(path)
         if r is not None:
             self._open_url(QUrl.fromLocalFile(os.path.dirname(r.path)))
 
-    def verify_selected(self) -> None:
-        r = self.selected()
+    def verify(self, path: str) -> None:
+        r = self._row(path)
         if r is not None:
-            self._set_message(f"Verifying {r.name}…", None)
+            self._set_message(tr("Verifying {name}…").format(name=r.name), "info")
             self._models.verify(r.path)
 
-    def delete_selected(self) -> None:
-        r = self.selected()
+    def delete(self, path: str) -> None:
+        r = self._row(path)
         if r is None or not r.own:
             return
-        if self._confirm(self, "Delete the model?",
-                         f"Delete {r.name} ({human_size(r.size)}) from this computer? It would "
-                         "have to be downloaded again."):
+        if self._confirm(self, tr("Delete the model?"),
+                         tr("Delete {name} ({size}) from this computer? It would have to be "
+                            "downloaded again.").format(name=r.name, size=human_size(r.size)),
+                         action=tr("Delete")):
             self._models.delete(r.path)
 
     def add_folder(self) -> None:
@@ -273,70 +487,54 @@ class LibraryView(QWidget):
         if folder:
             self._models.set_models_dir(folder)
 
-    def changeEvent(self, e: QEvent) -> None:
-        super().changeEvent(e)
-        if e.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange) and \
-                hasattr(self, "table"):
-            self.set_rows(self._rows)  # the fit colours were mixed from the old palette
-
     # ---- rows ----------------------------------------------------------------------------------
 
-    def _fill_row(self, i: int, r: LocalRow) -> None:
-        name = _Item(r.name)
-        name.setData(Qt.ItemDataRole.UserRole, r.path)
-        name.setToolTip(r.path)
-        self.table.setItem(i, 0, name)
-        size = _Item(human_size(r.size), r.size)
-        size.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        self.table.setItem(i, 1, size)
-        source = _Item(r.source)
-        if r.own:
-            source.setToolTip("In Hearth's models folder")
-        else:
-            source.setToolTip(f"Belongs to {r.source}: Hearth lists it but does not delete it")
-        self.table.setItem(i, len(COLUMNS) - 1, source)
-        if r.error is not None:
-            # The header could not be read: the reason is what matters, in place of the facts.
-            err = _Item(f"Cannot be used: {r.error}")
-            err.setToolTip(r.error)
-            err.setForeground(QBrush(text_color(self.palette(), _ERROR_HUE)))
-            self.table.setItem(i, 2, err)
-            for col in range(3, len(COLUMNS) - 1):
-                self.table.setItem(i, col, _Item(""))
-            self.table.setSpan(i, 2, 1, len(COLUMNS) - 3)
-            return
-        params = _Item(human_params(r.parameters) if r.parameters else "—", r.parameters or 0)
-        ctx = _Item(human_tokens(r.context_length) if r.context_length else "—",
-                    r.context_length or 0)
-        for col, item in ((2, _Item(r.quantization or "—")), (3, _Item(r.architecture or "—")),
-                          (4, params), (5, ctx)):
-            self.table.setItem(i, col, item)
-        v = r.verdict
-        if isinstance(v, Verdict):
-            fit = _Item(v.label(), v.fit.rank)
-            fit.setToolTip(v.tooltip())
-            fit.setForeground(QBrush(fit_color(self.palette(), v.fit)))
-        else:
-            fit = _Item("Not checked yet", 99)
-            fit.setForeground(QBrush(self.palette().color(QPalette.ColorRole.PlaceholderText)))
-        self.table.setItem(i, 6, fit)
+    def _focused_button(self) -> tuple[str, int] | None:
+        """Which row's which button has the keyboard focus, if one does."""
+        focused = QApplication.focusWidget()
+        for path, w in self._widgets.items():
+            buttons = w.buttons()
+            if focused in buttons:
+                return path, buttons.index(focused)
+        return None
 
-    def _update_buttons(self) -> None:
-        r = self.selected()
-        usable = r is not None and r.error is None
-        self.use_btn.setEnabled(usable)
-        self.folder_btn.setEnabled(r is not None)
-        self.verify_btn.setEnabled(r is not None)
-        self.delete_btn.setEnabled(r is not None and r.own)
-        if r is None:
-            self.delete_btn.setToolTip("")
-            self.detail.setText("")
+    def _row(self, path: str) -> LocalRow | None:
+        return next((r for r in self._rows if r.path == path), None)
+
+    def _row_widgets(self) -> list[ModelRow]:
+        items = (self._list.itemAt(i) for i in range(self._list.count()))
+        return [w for item in items if item is not None
+                and isinstance(w := item.widget(), ModelRow)]
+
+    def _sorted(self, rows: list[LocalRow]) -> list[LocalRow]:
+        key = self.sort.currentData() if hasattr(self, "sort") else "found"
+        keys: dict[str, Callable[[LocalRow], Any]] = {
+            "name": lambda r: r.name.lower(),
+            "size": lambda r: -r.size,  # the biggest first: what takes the room
+            "fit": lambda r: (_fit_rank(r), r.name.lower()),
+            "source": lambda r: (not r.own, r.source.lower(), r.name.lower()),
+        }
+        return sorted(rows, key=keys[key]) if key in keys else list(rows)
+
+    def _pick(self, path: str) -> None:
+        self._current = path
+
+    def _on_action(self, what: str, path: str) -> None:
+        self._pick(path)
+        if what == LOAD:
+            self.use(path)
+        elif what == OFFLOAD:
+            r = self._row(path)
+            if r is not None and r.error is None:
+                self.offload_requested.emit(path)
+        elif what == FOLDER:
+            self.show_in_folder(path)
+        elif what == VERIFY:
+            self.verify(path)
+        elif what == DELETE:
+            self.delete(path)
         else:
-            self.delete_btn.setToolTip(
-                "Delete this model from Hearth's folder" if r.own else
-                f"Only models in Hearth's own folder can be deleted here; this one belongs to "
-                f"{r.source}.")
-            self.detail.setText(r.path if r.error is None else f"{r.path}\n{r.error}")
+            log.warning("a model row asked for an unknown action: %r", what)
 
     # ---- service signals -----------------------------------------------------------------------
 
@@ -347,13 +545,17 @@ class LibraryView(QWidget):
 
     def _on_verified(self, path: str, ok: object, sentence: str) -> None:
         name = next((r.name for r in self._rows if r.path == path), os.path.basename(path))
-        hue = _OK_HUE if ok is True else _ERROR_HUE if ok is False else _WARN_HUE
-        self._set_message(f"{name}: {sentence}" if sentence else name, hue)
+        tone = "success" if ok is True else "danger" if ok is False else "warning"
+        text = tr("{name}: {sentence}").format(name=name, sentence=ui_text(sentence)) \
+            if sentence else name
+        self._set_message(text, tone)
 
     def _on_failed(self, sentence: str) -> None:
-        self._set_message(sentence, _ERROR_HUE)
+        self._set_message(ui_text(sentence), "danger")
 
-    def _set_message(self, text: str, hue: str | None) -> None:
-        self.message.setText(text)
-        self.message.setVisible(bool(text))
-        set_text_color(self.message, text_color(self.palette(), hue) if hue else None)
+    def _set_message(self, text: str, tone: str) -> None:
+        if text:
+            self.message.show_message(text, tone)
+        else:
+            self.message.hide()
+

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtCore import QByteArray, Qt, Signal
+from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import (
+    QFrame,
     QMainWindow,
     QMessageBox,
+    QScrollArea,
     QSplitter,
     QStackedWidget,
-    QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -39,8 +41,11 @@ from app.services.protocols import (
 from app.ui.chat_panel import ChatPanel
 from app.ui.common import open_at
 from app.ui.conversations_sidebar import ConversationsSidebar
+from app.ui.lang import tr
 from app.ui.menus import MenuActions, MenuCallbacks, build_menus
 from app.ui.model_bar import ModelBar
+from app.ui.rail import NavPages
+from app.ui.shortcuts_dialog import ShortcutsDialog, window_shortcuts
 
 
 def _focus_chain(container: QWidget) -> list[QWidget]:
@@ -58,6 +63,63 @@ def _focus_chain(container: QWidget) -> list[QWidget]:
                 widget.focusPolicy().value & Qt.FocusPolicy.TabFocus.value:
             found.append(widget)
     return found
+
+
+class LazyPage(QWidget):
+    """A page of the window made the first time it is shown or used, not with the window.
+
+    Discover, Downloads and Hardware are out of sight at start: building them (and importing
+    their modules) would only delay the window's first paint, and the application's style sheet
+    polishes every widget each time the window's tree is put together. :meth:`page` makes the
+    page (at most once); attributes the stand-in lacks are the page's, so code that holds the
+    tab (``window.tabs.widget(i).search_edit``) reaches the page as before.
+    """
+
+    def __init__(self, make: Callable[[], QWidget], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._make: Callable[[], QWidget] | None = make
+        self._page: QWidget | None = None
+        self._when_built: list[Callable[[QWidget], object]] = []
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+
+    def page(self) -> QWidget:
+        """The page, made now if it was not yet."""
+        if self._page is None:
+            assert self._make is not None
+            make, self._make = self._make, None
+            self._page = make()
+            layout = self.layout()
+            assert layout is not None
+            layout.addWidget(self._page)
+            self.setFocusProxy(self._page)
+            for call in self._when_built:
+                call(self._page)
+            self._when_built.clear()
+        return self._page
+
+    @property
+    def built(self) -> bool:
+        return self._page is not None
+
+    def when_built(self, call: Callable[[QWidget], object]) -> None:
+        """``call(page)`` once the page is made (now, if it already is): for wiring that needs
+        the page itself, such as its signals."""
+        if self._page is not None:
+            call(self._page)
+        else:
+            self._when_built.append(call)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        self.page()
+        super().showEvent(event)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for names the stand-in lacks; private ones are never forwarded (and must not
+        # make the page while the stand-in is being built).
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.page(), name)
 
 
 class MainWindow(QMainWindow):
@@ -87,7 +149,7 @@ class MainWindow(QMainWindow):
                                     select_model=self.bar.picker.select)
         self.chat_panel.notice.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
         session.save_failed.connect(lambda text: self.bar.set_status(
-            f"Could not save the conversation: {text}", True))
+            tr("Could not save the conversation: {error}").format(error=text), True))
         self._name_parts()
         self.sidebar = self._make_sidebar(conversations)
         self._lay_out(model_tabs, hardware_panel)
@@ -95,12 +157,13 @@ class MainWindow(QMainWindow):
             open_file=self.open_file, settings=self.settings_requested.emit, quit=self._quit,
             choose_model=self.focus_picker, load=self.load_selected, unload=self.unload,
             offload=self.bar.offload, new_chat=self.new_conversation, search=self._focus_search,
-            stop=self.chat_panel.escape, about=self._about))
+            stop=self.chat_panel.escape, about=self._about, shortcuts=self.show_shortcuts))
         self.menu.search.setEnabled(self.sidebar is not None)
         self.bar.updated.connect(self._mirror_menu)
         self.chat_panel.updated.connect(
             lambda: self.menu.stop.setEnabled(self.chat_panel.can_stop))
         self._tab_order()
+        self.input.setFocus(Qt.FocusReason.OtherFocusReason)  # the window opens ready to type
         self.bar.update_buttons()
         self.chat_panel.update_buttons()
 
@@ -111,6 +174,7 @@ class MainWindow(QMainWindow):
             bar.unload_btn
         self.progress, self.settings_btn, self.status = bar.progress, bar.settings_btn, \
             bar.status
+        self.state_chip, self.banner = bar.state_chip, bar.banner
         self.restart_btn, self.why_btn, self.steps_label = bar.restart_btn, bar.why_btn, \
             bar.steps_label
         self.reasons_label, self.base_box = bar.reasons_label, bar.base_box
@@ -131,7 +195,8 @@ class MainWindow(QMainWindow):
         sidebar.new_requested.connect(self.new_conversation)
         sidebar.deleted.connect(chat.conversation_deleted)
         sidebar.exported.connect(
-            lambda path: self.statusBar().showMessage(f"Exported to {path}.", 5000))
+            lambda path: self.statusBar().showMessage(
+                tr("Exported to {path}.").format(path=path), 5000))
         conversations.opened.connect(chat.open_conversation)
         conversations.changed.connect(chat.conversations_changed)
         chat.follow_sidebar(sidebar.set_current)
@@ -139,38 +204,56 @@ class MainWindow(QMainWindow):
 
     def _lay_out(self, model_tabs: Sequence[tuple[QWidget, str]],
                  hardware_panel: QWidget | None) -> None:
-        chat_column = QWidget()
-        root = QVBoxLayout(chat_column)
-        root.addWidget(self.bar)
-        root.addWidget(self.chat_panel, 1)
         self.settings_btn.toggled.connect(self._toggle_chat_settings)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setChildrenCollapsible(False)
         if self.sidebar is not None:
             self.splitter.addWidget(self.sidebar)
-        self.splitter.addWidget(chat_column)
-        self.splitter.addWidget(self.chat_settings)
-        self.splitter.setStretchFactor(self.splitter.indexOf(chat_column), 1)
+        self.splitter.addWidget(self.chat_panel)
+        # The drawer scrolls: its fields need more height than a small laptop's window has
+        # beside an open plan and a notice (1280x720).
+        self.drawer = QScrollArea()
+        self.drawer.setWidgetResizable(True)
+        self.drawer.setFrameShape(QFrame.Shape.NoFrame)
+        self.drawer.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.drawer.setWidget(self.chat_settings)
+        self.drawer.setVisible(self.chat_settings.isVisibleTo(self.chat_panel))
+        self.splitter.addWidget(self.drawer)
+        self.splitter.setStretchFactor(self.splitter.indexOf(self.chat_panel), 1)
         if self.sidebar is not None:
             self.splitter.setSizes([240, 860, 0])
-        self.tabs = QTabWidget()
-        self.tabs.setDocumentMode(True)
-        self.tabs.addTab(self.splitter, "Chat")
+        # The pages behind a slim rail; the model strip over every page, so the model in use
+        # and its state stay in sight wherever the person is. ``tabs`` keeps QTabWidget's
+        # page-switching methods for the code that switched tabs.
+        self.tabs = NavPages()
+        self.tabs.set_header(self.bar)
+        self.tabs.addTab(self.splitter, tr("Chat"), "chat")
         for widget, title in model_tabs:  # Discover, Models, Downloads
             self.tabs.addTab(widget, title)
         self.hardware_panel = hardware_panel
         if hardware_panel is not None:
-            self.tabs.addTab(hardware_panel, "Hardware")
-        self.prefs_btn = QToolButton()
-        self.prefs_btn.setText("Settings")
-        self.prefs_btn.setAccessibleName("Settings")
-        self.prefs_btn.setAutoRaise(True)
-        self.prefs_btn.setToolTip("Models folders, Hugging Face token, sharing, theme (Ctrl+,)")
-        self.prefs_btn.clicked.connect(self.settings_requested.emit)
-        self.tabs.setCornerWidget(self.prefs_btn, Qt.Corner.TopRightCorner)
-        # The tabs, or the first-run page in front of them until the user is done with it.
+            self.tabs.addTab(hardware_panel, tr("Hardware"), "hardware")
+        self.prefs_btn = self.tabs.rail.settings_btn
+        self.tabs.settings_requested.connect(self.settings_requested.emit)
+        self.tabs.currentChanged.connect(self._on_page)
+        # The pages, or the first-run page in front of them until the user is done with it.
         self.pages = QStackedWidget()
         self.pages.addWidget(self.tabs)
         self.setCentralWidget(self.pages)
+
+    def _on_page(self, index: int) -> None:
+        """The chat's own controls in the strip show on the chat page only."""
+        self.settings_btn.setVisible(index == 0)
+
+    def splitter_state(self) -> bytes:
+        """The chat page's column sizes (app/settings.py's ``splitter_state``)."""
+        return bytes(self.splitter.saveState().data())
+
+    def restore_splitter(self, state: bytes | None) -> None:
+        """The column sizes :meth:`splitter_state` gave at the last quit (None: the defaults);
+        a state from another layout is ignored by Qt."""
+        if state:
+            self.splitter.restoreState(QByteArray(state))
 
     def _mirror_menu(self) -> None:
         """The menu offers what the buttons offer, under the same names."""
@@ -194,6 +277,7 @@ class MainWindow(QMainWindow):
             page.deleteLater()
 
     def _toggle_chat_settings(self, shown: bool) -> None:
+        self.drawer.setVisible(shown)
         self.chat_settings.setVisible(shown)
         sizes = self.splitter.sizes()
         if shown and sizes[-1] < 200:  # a drawer closed to nothing: give it room from the chat
@@ -207,18 +291,19 @@ class MainWindow(QMainWindow):
         self._tab_order()
 
     def _tab_order(self) -> None:
-        """Tab goes round the window in reading order: the tabs and Settings on top, the
-        conversations on the left, the model bar, the chat, the message box and its buttons,
+        """Tab goes round the window in reading order: the rail's pages and Settings on the
+        left, the model strip, the conversations, the chat, the message box and its buttons,
         the conversation's settings; Shift+Tab goes the same way back. (Hidden and disabled
         controls are passed over by Qt as they come and go.)"""
-        chain: list[QWidget] = [self.tabs.tabBar(), self.prefs_btn]
-        if self.sidebar is not None:
-            chain += _focus_chain(self.sidebar)
+        chain: list[QWidget] = [*self.tabs.rail.buttons, self.prefs_btn]
         chain += [self.picker, self.load_btn, self.unload_btn]
         if self.offload_btn is not None:
             chain.append(self.offload_btn)
-        chain += [self.settings_btn, self.restart_btn, self.why_btn, self.base_btn, self.chat,
-                  self.input, self.send_btn, self.stop_btn, self.continue_btn,
+        chain += [self.restart_btn, self.settings_btn, self.why_btn, self.banner.close_button,
+                  self.base_btn, self.bar.base_box.close_button]
+        if self.sidebar is not None:
+            chain += _focus_chain(self.sidebar)
+        chain += [self.chat, self.continue_btn, self.input, self.stop_btn, self.send_btn,
                   *_focus_chain(self.chat_settings)]
         for first, second in itertools.pairwise(chain):
             QWidget.setTabOrder(first, second)
@@ -254,13 +339,23 @@ class MainWindow(QMainWindow):
             release = f" {version('hearth')}"
         except PackageNotFoundError:  # run from a folder that was never installed
             release = ""
-        box = QMessageBox(QMessageBox.Icon.Information, "About Hearth",
+        box = QMessageBox(QMessageBox.Icon.Information, tr("About Hearth"),
                           f"Hearth{release}", QMessageBox.StandardButton.Ok, self)
-        box.setInformativeText("Runs open language models on this computer. It plans how each "
-                               "model fits your hardware and says why; your conversations "
-                               "stay here.")
+        box.setInformativeText(tr("Runs open language models on this computer. It plans how "
+                                  "each model fits your hardware and says why; your "
+                                  "conversations stay here."))
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()  # not exec(): the window goes on answering the runner meanwhile
+
+    def show_shortcuts(self) -> None:
+        """Help → Keyboard shortcuts (F1): every key the window answers, read off its actions
+        and buttons, and the message box's own."""
+        extra = [(tr("Send the message"), tr("Enter")),
+                 (tr("New line in the message"), tr("Shift+Enter")),
+                 (tr("Leave the message box"), tr("Tab"))]
+        dialog = ShortcutsDialog(window_shortcuts(self, extra), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
 
     def choose_model(self, path: str) -> None:
         """Put ``path`` at the top of the model list and select it."""

@@ -7,7 +7,8 @@ This module holds only the words, the keys and the order; what each action does 
 The new keys edit no text and move no cursor in any text box (Return with or without Ctrl
 already sends a message): Ctrl+L goes to the model list as it goes to the address bar in a
 browser; F5 and Shift+F5 load and unload as they start and stop a program in a debugger; Ctrl+N,
-Ctrl+K and Esc keep the meaning they had as the window's shortcuts.
+Ctrl+K and Esc keep the meaning they had as the window's shortcuts; F1 (or Ctrl+/) lists them
+all (Help → Keyboard shortcuts).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMenuBar, QWidget
+
+from app.ui.lang import tr
 
 Callback = Callable[[], None]
 
@@ -36,6 +39,7 @@ class MenuCallbacks:
     search: Callback
     stop: Callback
     about: Callback
+    shortcuts: Callback = lambda: None  # Help → Keyboard shortcuts
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class MenuActions:
     search: QAction
     stop: QAction
     about: QAction
+    shortcuts: QAction
 
 
 def keys(first: str, standard: QKeySequence.StandardKey | None = None) -> list[QKeySequence]:
@@ -86,38 +91,45 @@ def build_menus(bar: QMenuBar, parent: QWidget, on: MenuCallbacks) -> MenuAction
         return made
 
     Role = QAction.MenuRole
-    file = bar.addMenu("&File")
-    open_file = action(file, "Open GGUF file…", on.open_file,
+    file = bar.addMenu(tr("&File"))
+    open_file = action(file, tr("Open GGUF file…"), on.open_file,
                        keys("Ctrl+O", QKeySequence.StandardKey.Open),
-                       "Choose a model file anywhere on this computer")
+                       tr("Choose a model file anywhere on this computer"))
     file.addSeparator()
-    settings = action(file, "Settings…", on.settings,
+    settings = action(file, tr("Settings…"), on.settings,
                       keys("Ctrl+,", QKeySequence.StandardKey.Preferences),
-                      "Models folders, Hugging Face token, sharing, theme",
+                      tr("Models folders, Hugging Face token, sharing, theme"),
                       Role.PreferencesRole)
     file.addSeparator()
-    quit_ = action(file, "Quit", on.quit, keys("Ctrl+Q", QKeySequence.StandardKey.Quit),
-                   "Unload the model and close Hearth", Role.QuitRole)
+    quit_ = action(file, tr("Quit"), on.quit, keys("Ctrl+Q", QKeySequence.StandardKey.Quit),
+                   tr("Unload the model and close Hearth"), Role.QuitRole)
 
-    model = bar.addMenu("&Model")
-    choose = action(model, "Choose model…", on.choose_model, keys("Ctrl+L"),
-                    "Open the list of models; arrows pick, Enter chooses")
-    load = action(model, "Load", on.load, keys("F5"), "Load the model chosen in the list")
-    unload = action(model, "Unload", on.unload, keys("Shift+F5"),
-                    "Stop the model and free its memory")
+    model = bar.addMenu(tr("&Model"))
+    choose = action(model, tr("Choose model…"), on.choose_model, keys("Ctrl+L"),
+                    tr("Open the list of models; arrows pick, Enter chooses"))
+    load = action(model, tr("Load"), on.load, keys("F5"),
+                  tr("Load the model chosen in the list"))
+    unload = action(model, tr("Unload"), on.unload, keys("Shift+F5"),
+                    tr("Stop the model and free its memory"))
     model.addSeparator()
-    offload = action(model, "Offload settings…", on.offload, keys("Ctrl+Shift+O"),
-                     "GPU layers, context, batch, threads and KV cache for the chosen model")
+    offload = action(model, tr("Offload settings…"), on.offload, keys("Ctrl+Shift+O"),
+                     tr("GPU layers, context, batch, threads and KV cache for the chosen model"))
 
-    chat = bar.addMenu("&Chat")
-    new_chat = action(chat, "New chat", on.new_chat, keys("Ctrl+N", QKeySequence.StandardKey.New),
-                      "Start an empty conversation with the model in use")
-    search = action(chat, "Search conversations", on.search, keys("Ctrl+K"),
-                    "Find a conversation by its words")
-    stop = action(chat, "Stop reply", on.stop, keys("Esc"),
-                  "Stop the reply (what it wrote is kept), or stop editing a message")
+    chat = bar.addMenu(tr("&Chat"))
+    new_chat = action(chat, tr("New chat"), on.new_chat,
+                      keys("Ctrl+N", QKeySequence.StandardKey.New),
+                      tr("Start an empty conversation with the model in use"))
+    search = action(chat, tr("Search conversations"), on.search, keys("Ctrl+K"),
+                    tr("Find a conversation by its words"))
+    stop = action(chat, tr("Stop reply"), on.stop, keys("Esc"),
+                  tr("Stop the reply (what it wrote is kept), or stop editing a message"))
 
-    help_ = bar.addMenu("&Help")
-    about = action(help_, "About Hearth", on.about, None, "", Role.AboutRole)
+    help_ = bar.addMenu(tr("&Help"))
+    # F1 is help everywhere; Ctrl+/ is where chat apps list their keys.
+    shortcuts = action(help_, tr("Keyboard shortcuts"), on.shortcuts,
+                       [QKeySequence("F1"), QKeySequence("Ctrl+/")],
+                       tr("Every key this window answers"))
+    help_.addSeparator()
+    about = action(help_, tr("About Hearth"), on.about, None, "", Role.AboutRole)
     return MenuActions(open_file, settings, quit_, choose, load, unload, offload, new_chat,
-                       search, stop, about)
+                       search, stop, about, shortcuts)

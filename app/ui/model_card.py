@@ -11,12 +11,13 @@ import logging
 import re
 from collections.abc import Callable
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QEvent, QUrl
 from PySide6.QtGui import QTextFormat
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from app.chat.render import link_allowed, render_markdown
 from app.ui.chat_view import NoImages, SealedDocument, theme_for
+from app.ui.style.tokens import SPACING
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ class CardView(QTextBrowser):
         doc = SealedDocument(self)
         self.setDocument(doc)
         doc.setUndoRedoEnabled(False)
-        doc.setDocumentMargin(10)
+        doc.setDocumentMargin(SPACING.lg)
         # Qt's own image handler reads an image file even when loadResource refuses (see
         # app/ui/chat_view.py); render.py makes no <img>, and this makes sure of it.
         self._no_images = NoImages(doc)
@@ -40,13 +41,21 @@ class CardView(QTextBrowser):
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.anchorClicked.connect(self._on_anchor)
+        self._markdown: str | None = None  # what it shows, drawn again when the theme changes
 
     def show_markdown(self, text: str) -> None:
+        self._markdown = text
         # The Hub's YAML front matter (license, tags) is shown as facts above; as Markdown it
         # would be a wall of text.
         text = _FRONT_MATTER.sub("", text, count=1)
         # A model card is a document: its wrapped lines join, as on Hugging Face.
         self.setHtml(render_markdown(text, theme_for(self.palette()), breaks=False))
+
+    def changeEvent(self, e: QEvent) -> None:
+        super().changeEvent(e)
+        if e.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange) \
+                and self._markdown is not None:
+            self.show_markdown(self._markdown)  # its colours were mixed from the old palette
 
     def loadResource(self, type: int, name: QUrl | str) -> None:
         log.debug("Refused to load a resource for a model card: %.200s",

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDialog, QVBoxLayout, QWidget
 from app.planner.types import Pins
 from app.services.protocols import TuningLike
 from app.ui.common import open_at
+from app.ui.lang import tr
 
 
 def offload_opener(parent: QWidget, tuning: TuningLike, *, apply: Callable[[str, Pins], None],
@@ -27,7 +28,8 @@ def offload_opener(parent: QWidget, tuning: TuningLike, *, apply: Callable[[str,
         from app.ui.offload_panel import OffloadPanel
 
         dialog = QDialog(parent)
-        dialog.setWindowTitle(f"Offload settings: {os.path.basename(path)}")
+        dialog.setWindowTitle(tr("Offload settings: {name}").format(
+            name=os.path.basename(path)))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         panel = OffloadPanel(tuning, dialog)
         QVBoxLayout(dialog).addWidget(panel)

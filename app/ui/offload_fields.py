@@ -25,40 +25,51 @@ from PySide6.QtWidgets import (
 )
 
 from app.loading.tuning import CACHE_TYPES, FLASH_ATTN, FieldState, TuningContext
-from app.ui.common import plain_label, set_text_color, text_color
-from app.ui.memory_bar import RED
+from app.ui.common import plain_label
+from app.ui.lang import tr
+from app.ui.style.components import icon_button, set_tone, set_type
+from app.ui.style.tokens import SPACING
 
-LABELS = {
-    "n_gpu_layers": "GPU layers",
-    "n_ctx": "Context (tokens)",
-    "n_batch": "Batch",
-    "n_ubatch": "Micro-batch",
-    "n_threads": "Threads (generation)",
-    "n_threads_batch": "Threads (prompt)",
-    "flash_attn": "Flash attention",
-    "cache_type_k": "KV cache type, K",
-    "cache_type_v": "KV cache type, V",
-    "mmap": "Memory-map the file",
-    "mlock": "Lock in RAM",
-    "tensor_split": "GPUs and split",
-    "n_cpu_moe": "Experts on the CPU",
-}
-TIPS = {
-    "n_gpu_layers": "Layers on the GPUs (the output layer counts as one): more is faster, and "
-                    "takes GPU memory.",
-    "n_ctx": "How many tokens the model keeps in mind; the KV cache grows with it.",
-    "n_batch": "Prompt tokens handed to llama.cpp at once.",
-    "n_ubatch": "Tokens computed at once; the compute buffers grow with it.",
-    "n_threads": "CPU threads while generating.",
-    "n_threads_batch": "CPU threads while reading the prompt.",
-    "flash_attn": "Smaller compute buffers; needed for a quantized V cache.",
-    "cache_type_k": "q8_0 halves the K cache at a small cost in quality.",
-    "cache_type_v": "q8_0 halves the V cache; needs flash attention.",
-    "mmap": "Read the weights from the file as needed instead of copying them into RAM.",
-    "mlock": "Keep the weights in RAM so the system never swaps them out.",
-    "tensor_split": "Which GPUs hold layers, and in what proportion.",
-    "n_cpu_moe": "The expert tensors of the first N layers stay in system RAM.",
-}
+
+def labels() -> dict[str, str]:
+    """Each setting's name, in the window's language."""
+    return {
+        "n_gpu_layers": tr("GPU layers"),
+        "n_ctx": tr("Context (tokens)"),
+        "n_batch": tr("Batch"),
+        "n_ubatch": tr("Micro-batch"),
+        "n_threads": tr("Threads (generation)"),
+        "n_threads_batch": tr("Threads (prompt)"),
+        "flash_attn": tr("Flash attention"),
+        "cache_type_k": tr("KV cache type, K"),
+        "cache_type_v": tr("KV cache type, V"),
+        "mmap": tr("Memory-map the file"),
+        "mlock": tr("Lock in RAM"),
+        "tensor_split": tr("GPUs and split"),
+        "n_cpu_moe": tr("Experts on the CPU"),
+    }
+
+
+def tips() -> dict[str, str]:
+    """What each setting does, for its tooltip."""
+    return {
+        "n_gpu_layers": tr("Layers on the GPUs (the output layer counts as one): more is faster, "
+                           "and takes GPU memory."),
+        "n_ctx": tr("How many tokens the model keeps in mind; the KV cache grows with it."),
+        "n_batch": tr("Prompt tokens handed to llama.cpp at once."),
+        "n_ubatch": tr("Tokens computed at once; the compute buffers grow with it."),
+        "n_threads": tr("CPU threads while generating."),
+        "n_threads_batch": tr("CPU threads while reading the prompt."),
+        "flash_attn": tr("Smaller compute buffers; needed for a quantized V cache."),
+        "cache_type_k": tr("q8_0 halves the K cache at a small cost in quality."),
+        "cache_type_v": tr("q8_0 halves the V cache; needs flash attention."),
+        "mmap": tr("Read the weights from the file as needed instead of copying them into RAM."),
+        "mlock": tr("Keep the weights in RAM so the system never swaps them out."),
+        "tensor_split": tr("Which GPUs hold layers, and in what proportion."),
+        "n_cpu_moe": tr("The expert tensors of the first N layers stay in system RAM."),
+    }
+
+
 MAX_BATCH = 16384
 
 
@@ -74,38 +85,41 @@ class Field:
         self.name = name
         self.control = control
         self.on_pin = on_pin
-        self.label = plain_label(LABELS[name], wrap=False, selectable=False)
-        self.label.setToolTip(TIPS[name])
+        title, tip = labels()[name], tips()[name]
+        self.label = plain_label(title, wrap=False, selectable=False)
+        self.label.setToolTip(tip)
         self.state = plain_label(wrap=False, selectable=False)
-        self.reset = QToolButton()
-        self.reset.setText("↺")
-        self.reset.setToolTip("Reset to automatic")
-        self.reset.setAccessibleName(f"Reset {LABELS[name]} to automatic")
+        set_type(self.state, "small")
+        # As wide as its longest words from the start: the columns do not jump when a pinned
+        # setting stops fitting.
+        self.state.setMinimumWidth(self.state.fontMetrics().horizontalAdvance(
+            tr("pinned: does not fit")) + SPACING.xs)
+        self.reset: QToolButton = icon_button(
+            "retry", tr("Reset {setting} to automatic").format(setting=title))
+        self.reset.setToolTip(tr("Reset to automatic"))
         self.reset.clicked.connect(lambda _checked=False: on_reset())
-        control.setAccessibleName(LABELS[name])
-        control.setToolTip(TIPS[name])
+        control.setAccessibleName(title)
+        control.setToolTip(tip)
 
     def widgets(self) -> list[QWidget]:
         """The row's widgets, one per grid column: label, control, state, reset."""
         return [self.label, self.control, self.state, self.reset]
 
     def show(self, state: FieldState, blamed: bool) -> None:
-        """Show the plan's value and whether it is pinned; ``blamed``: red, it does not fit."""
+        """Show the plan's value and whether it is pinned; ``blamed``: in the danger tone, it
+        does not fit (the words say so too)."""
         self.control.blockSignals(True)
         try:
             self.set_value(state.value)
         finally:
             self.control.blockSignals(False)
-        self.state.setText("pinned" if state.pinned else "automatic")
-        font = self.state.font()
-        font.setBold(state.pinned)
-        self.state.setFont(font)
-        self.reset.setEnabled(state.pinned)
-        red = text_color(self.label.palette(), RED) if blamed else None
-        set_text_color(self.label, red)
-        set_text_color(self.state, red)
         if blamed:
-            self.state.setText("pinned: does not fit")
+            self.state.setText(tr("pinned: does not fit"))
+        else:
+            self.state.setText(tr("pinned") if state.pinned else tr("automatic"))
+        self.reset.setEnabled(state.pinned)
+        set_tone(self.label, "danger" if blamed else "")
+        set_tone(self.state, "danger" if blamed else "info" if state.pinned else "muted")
 
     def set_value(self, value: Any) -> None:
         """Put ``value`` in the control (its signals are blocked by :meth:`show`)."""
@@ -145,15 +159,18 @@ class SliderField(Field):
         self.top = top
         self.value_label = plain_label(wrap=False, selectable=False)
         self.value_label.setMinimumWidth(self.value_label.fontMetrics().horizontalAdvance(
-            f"{top} of {top}") + 4)
+            self._of(top)) + 4)
         row.addWidget(self.slider, 1)
         row.addWidget(self.value_label)
         super().__init__(name, box, on_pin, on_reset)
-        self.slider.setAccessibleName(LABELS[name])
+        self.slider.setAccessibleName(labels()[name])
         self.slider.valueChanged.connect(self._moved)
 
+    def _of(self, v: int) -> str:
+        return tr("{value} of {top}").format(value=v, top=self.top)
+
     def _moved(self, v: int) -> None:
-        self.value_label.setText(f"{v} of {self.top}")
+        self.value_label.setText(self._of(v))
         self.on_pin(int(v))
 
     def show(self, state: FieldState, blamed: bool) -> None:
@@ -166,23 +183,35 @@ class SliderField(Field):
     def set_value(self, value: Any) -> None:
         v = min(max(int(value), 0), self.top)
         self.slider.setValue(v)
-        self.value_label.setText(f"{v} of {self.top}")
+        self.value_label.setText(self._of(v))
 
 
 class ComboField(Field):
-    """One of a few named choices (flash attention, the KV cache types)."""
+    """One of a few named choices (flash attention, the KV cache types). Each item shows its
+    words and carries llama.cpp's value as its data: "on" is a word to translate, "q8_0" a
+    value shown as is."""
 
     def __init__(self, name: str, choices: Sequence[str], on_pin: Callable[[Any], None],
                  on_reset: Callable[[], None]) -> None:
         self.combo = QComboBox()
-        self.combo.addItems(list(choices))
+        words = choice_words()
+        for value in choices:
+            self.combo.addItem(words.get(value, value), value)
         super().__init__(name, self.combo, on_pin, on_reset)
-        self.combo.currentTextChanged.connect(lambda t: self.on_pin(str(t)))
+        self.combo.currentIndexChanged.connect(
+            lambda i: self.on_pin(str(self.combo.itemData(i))))
 
     def set_value(self, value: Any) -> None:
-        if self.combo.findText(str(value)) < 0:
-            self.combo.addItem(str(value))
-        self.combo.setCurrentText(str(value))
+        index = self.combo.findData(str(value))
+        if index < 0:
+            self.combo.addItem(str(value), str(value))
+            index = self.combo.count() - 1
+        self.combo.setCurrentIndex(index)
+
+
+def choice_words() -> dict[str, str]:
+    """The words of the choices that are words (flash attention's); other values show as is."""
+    return {"on": tr("on"), "off": tr("off"), "auto": tr("auto")}
 
 
 class CheckField(Field):
@@ -206,18 +235,19 @@ class SplitField(Field):
         box = QWidget()
         col = QVBoxLayout(box)
         col.setContentsMargins(0, 0, 0, 0)
-        col.setSpacing(2)
+        col.setSpacing(SPACING.xxs)
         self.checks: list[QCheckBox] = []
         self.shares: list[QDoubleSpinBox] = []
         for i, gpu in enumerate(gpus):
             row = QHBoxLayout()
-            check = QCheckBox(f"GPU {i}: {gpu}")  # a hardware name, shown as plain text
+            # A hardware name, shown as plain text.
+            check = QCheckBox(tr("GPU {index}: {name}").format(index=i, name=gpu))
             share = QDoubleSpinBox()
             share.setRange(0.0, 1000.0)
             share.setDecimals(1)
             share.setKeyboardTracking(False)
-            share.setAccessibleName(f"Share of GPU {i}")
-            check.setAccessibleName(f"Use GPU {i}")
+            share.setAccessibleName(tr("Share of GPU {index}").format(index=i))
+            check.setAccessibleName(tr("Use GPU {index}").format(index=i))
             row.addWidget(check, 1)
             row.addWidget(share)
             col.addLayout(row)

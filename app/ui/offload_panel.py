@@ -19,16 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFrame,
     QGridLayout,
-    QGroupBox,
     QHBoxLayout,
     QPushButton,
     QScrollArea,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -48,9 +47,23 @@ from app.planner.plan import LaunchPlan
 from app.planner.types import Pins
 from app.services.protocols import TuningLike
 from app.services.tuning import MeasuredContext
-from app.ui.common import heading_label, plain_label, set_text_color, text_color
-from app.ui.memory_bar import RED, MemoryBar, MemoryLegend
+from app.ui.common import plain_label
+from app.ui.lang import tr, ui_text
+from app.ui.memory_bar import DeviceIcon, MemoryBar, MemoryLegend
 from app.ui.offload_fields import Field, make_field
+from app.ui.style.components import (
+    Banner,
+    Card,
+    chip,
+    heading,
+    primary_button,
+    repolish,
+    section_header,
+    set_tone,
+    set_type,
+)
+from app.ui.style.icons import icon
+from app.ui.style.tokens import SPACING
 
 
 class _FittingScroll(QScrollArea):
@@ -94,12 +107,24 @@ class OffloadPanel(QWidget):
         self._fields: dict[str, Field] = {}
         self._bars: list[MemoryBar] = []
 
-        self.title = heading_label("Offload settings", wrap=True)  # a long file name wraps
-        self.status = plain_label("Choose a model to see how it will be loaded.", muted=True)
-        self.status.setAccessibleName("Offload status")
+        self.title = heading(tr("Offload settings"), "heading")
+        self.title.setWordWrap(True)  # a long file name wraps
+        self.verdict = chip("")
+        self.verdict.hide()
+        self.status = plain_label(tr("Choose a model to see how it will be loaded."))
+        set_type(self.status, "small")
+        set_tone(self.status, "muted")
+        self.status.setAccessibleName(tr("Offload status"))
+        top = QHBoxLayout()
+        top.setSpacing(SPACING.md)
+        top.addWidget(DeviceIcon("offload", 20, "accent"), 0, Qt.AlignmentFlag.AlignVCenter)
+        top.addWidget(self.title, 1)
+        top.addWidget(self.verdict, 0, Qt.AlignmentFlag.AlignVCenter)
+
         body = QWidget()
         cols = QHBoxLayout(body)
-        cols.setContentsMargins(0, 0, 0, 0)
+        cols.setContentsMargins(0, 0, SPACING.xs, 0)
+        cols.setSpacing(SPACING.lg)
         cols.addLayout(self._settings_column(), 5)
         cols.addLayout(self._memory_column(), 6)
         scroll = self.body_scroll = _FittingScroll()
@@ -109,68 +134,96 @@ class OffloadPanel(QWidget):
         # scroll area is at least as wide as what cannot wrap, so nothing is cut.
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(body)
+
+        # The actions stay under the scrolling columns: visible on a 720-pixel screen however
+        # long the settings and reasons are.
+        self.reset_all_btn = QPushButton(icon("retry"), tr("Reset all to automatic"))
+        self.reset_all_btn.setAccessibleName(tr("Reset all to automatic"))
+        self.reset_all_btn.setProperty("flat", True)
+        self.reset_all_btn.clicked.connect(self.reset_all)
         self.close_box = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.close_box.rejected.connect(self._close_window)
+        self.apply_btn = primary_button(tr("Apply and reload"), icon_name="load")
+        self.apply_btn.setDefault(True)
+        self.apply_btn.clicked.connect(self.apply)
+        footer = QHBoxLayout()
+        footer.setSpacing(SPACING.md)
+        footer.addWidget(self.reset_all_btn)
+        footer.addStretch(1)
+        footer.addWidget(self.close_box)
+        footer.addWidget(self.apply_btn)
 
         outer = QVBoxLayout(self)
-        outer.addWidget(self.title)
+        outer.setContentsMargins(SPACING.xs, SPACING.xs, SPACING.xs, SPACING.xs)
+        outer.setSpacing(SPACING.md)
+        outer.addLayout(top)
         outer.addWidget(self.status)
         outer.addWidget(scroll, 1)
-        outer.addWidget(self.close_box)
+        outer.addLayout(footer)
         self._set_enabled(False)
+        self.setTabOrder(self.apply_btn, self.close_box)
 
         tuning.opened.connect(self._on_opened)
         tuning.failed.connect(self._on_failed)
         tuning.saved.connect(self._on_saved)
 
     def _settings_column(self) -> QVBoxLayout:
-        """The settings' grid (filled when a model is open), Reset all and Apply."""
-        self.settings_box = QGroupBox("Settings")
-        self.grid = QGridLayout(self.settings_box)
+        """The settings' card: a grid of rows, filled when a model is open."""
+        self.settings_box = Card(spacing=SPACING.md)
+        self.settings_box.body.addWidget(section_header(tr("Settings")))
+        self.grid = QGridLayout()
+        self.grid.setHorizontalSpacing(SPACING.md)
+        self.grid.setVerticalSpacing(SPACING.sm)
         self.grid.setColumnStretch(1, 1)
-        self.reset_all_btn = QPushButton("Reset all to automatic")
-        self.reset_all_btn.clicked.connect(self.reset_all)
-        self.apply_btn = QPushButton("Apply and reload")
-        self.apply_btn.setAccessibleName("Apply and reload")
-        self.apply_btn.setDefault(True)
-        self.apply_btn.clicked.connect(self.apply)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.reset_all_btn)
-        buttons.addStretch(1)
-        buttons.addWidget(self.apply_btn)
+        self.settings_box.body.addLayout(self.grid)
         left = QVBoxLayout()
         left.addWidget(self.settings_box)
-        left.addLayout(buttons)
         left.addStretch(1)
         return left
 
     def _memory_column(self) -> QVBoxLayout:
-        """The plan's summary, a bar per device, why it does not fit, and the planner's
-        other reasons."""
-        self.bars_box = QVBoxLayout()
-        self.bars_box.setSpacing(6)
-        self.not_fit = plain_label()
-        set_text_color(self.not_fit, text_color(self.not_fit.palette(), RED))
-        self.not_fit.hide()
+        """The plan's summary, why it does not fit, a bar per device with their legend, and
+        the planner's other reasons behind "Why these numbers?"."""
+        memory = Card(spacing=SPACING.md)
+        memory.body.addWidget(section_header(tr("Memory, predicted before loading")))
         self.summary = plain_label()
-        bold = self.summary.font()
-        bold.setBold(True)
-        self.summary.setFont(bold)
-        memory = QGroupBox("Memory, predicted before loading")
-        mem_col = QVBoxLayout(memory)
-        mem_col.addWidget(self.summary)
-        mem_col.addLayout(self.bars_box)
-        mem_col.addWidget(MemoryLegend())
-        mem_col.addWidget(self.not_fit)
+        set_type(self.summary, "subheading")
+        self.not_fit_banner = Banner(closable=False)
+        # The banner's sentence: the planner's reason, kept whole.
+        self.not_fit = self.not_fit_banner.text
+        self.bars_box = QVBoxLayout()
+        self.bars_box.setSpacing(SPACING.md)
+        self.legend = MemoryLegend()
+        memory.body.addWidget(self.summary)
+        memory.body.addWidget(self.not_fit_banner)
+        memory.body.addLayout(self.bars_box)
+        memory.body.addWidget(self.legend)
+
+        self.why_box = Card(spacing=SPACING.sm)
+        self.why_toggle = QToolButton()
+        self.why_toggle.setText(tr("Why these numbers?"))
+        self.why_toggle.setAccessibleName(tr("Why these numbers?"))
+        self.why_toggle.setToolTip(tr("Show or hide the planner's reasons"))
+        self.why_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.why_toggle.setIcon(icon("expand", "muted"))
+        self.why_toggle.setCheckable(True)
+        self.why_toggle.setChecked(True)  # the reasons are the best part: open at first
+        self.why_toggle.setProperty("iconButton", True)
+        self.why_toggle.setCursor(Qt.CursorShape.PointingHandCursor)
         self.reasons = plain_label()
-        self.why_box = QGroupBox("Why these settings")
-        why_col = QVBoxLayout(self.why_box)
-        why_col.addWidget(self.reasons)
+        self.why_toggle.toggled.connect(self._show_reasons)
+        self.why_box.body.addWidget(self.why_toggle, 0, Qt.AlignmentFlag.AlignLeft)
+        self.why_box.body.addWidget(self.reasons)
         right = QVBoxLayout()
+        right.setSpacing(SPACING.lg)
         right.addWidget(memory)
         right.addWidget(self.why_box)
         right.addStretch(1)
         return right
+
+    def _show_reasons(self, on: bool) -> None:
+        self.reasons.setVisible(on)
+        self.why_toggle.setIcon(icon("expand" if on else "next", "muted"))
 
     # ---- public ------------------------------------------------------------------------------
 
@@ -179,8 +232,8 @@ class OffloadPanel(QWidget):
         self._path = path
         if self.ctx is None or self.ctx.path != path:
             self._measured = {}
-        self.title.setText(f"Offload settings: {Path(path).name}")
-        self._say("Reading the model and this computer's memory…")
+        self.title.setText(tr("Offload settings: {name}").format(name=Path(path).name))
+        self._say(tr("Reading the model and this computer's memory…"))
         self._set_enabled(False)
         self.tuning.open(path)
 
@@ -227,18 +280,26 @@ class OffloadPanel(QWidget):
             f.show(states[name], name in blamed)
         self._show_bars(plan)
         why = not_fit_text(plan)
-        self.not_fit.setText(why or "")
-        self.not_fit.setVisible(why is not None)
-        self.summary.setText(f"{summary(plan)}." if plan.fits else
-                             "These settings do not fit:")
-        set_text_color(self.summary, None if plan.fits else text_color(self.palette(), RED))
-        # The reason it does not fit is in red above; the others stay here.
-        others = [f"• {t}" for t in plan.reason_texts() if t and t != why]
+        if why is None:
+            self.not_fit_banner.hide()
+        else:
+            self.not_fit_banner.show_message(ui_text(why), "danger")
+        self.verdict.setText(tr("Fits") if plan.fits else tr("Does not fit"))
+        self.verdict.setAccessibleName(self.verdict.text())
+        self.verdict.setProperty("chip", "success" if plan.fits else "danger")
+        repolish(self.verdict)
+        self.verdict.show()
+        self.summary.setText(tr("{summary}.").format(summary=ui_text(summary(plan)))
+                             if plan.fits else tr("These settings do not fit:"))
+        set_tone(self.summary, "" if plan.fits else "danger")
+        # The reason it does not fit is in the banner above; the others stay here, each whole.
+        others = [tr("• {reason}").format(reason=ui_text(t))
+                  for t in plan.reason_texts() if t and t != why]
         self.reasons.setText("\n".join(others))
         self.why_box.setVisible(bool(others))
         self.apply_btn.setEnabled(plan.fits)
-        self.apply_btn.setToolTip("" if plan.fits else "These settings do not fit; change "
-                                  "the ones in red first.")
+        self.apply_btn.setToolTip("" if plan.fits else tr(
+            "These settings do not fit; change the ones marked \u201cdoes not fit\u201d first."))
         self.reset_all_btn.setEnabled(bool(self.pins.pinned()))
         self.last_recompute_ms = (time.perf_counter() - start) * 1000
         self.recomputed.emit(plan)
@@ -265,24 +326,35 @@ class OffloadPanel(QWidget):
             self._measured = measured_by_device(ctx.measured)
         self._build_fields(ctx)
         self._set_enabled(True)
-        self._say("Every setting starts at the planner's choice; change one to pin "
-                            "it. Apply saves them for this model on this computer and reloads.")
+        self._say(tr("Every setting starts at the planner's choice; change one to pin it. Apply "
+                     "saves them for this model on this computer and reloads."))
         self.recompute()
+        self._fit_window()
+
+    def _fit_window(self) -> None:
+        """Make the window at least as wide as the columns need now, at once: the fields and
+        bars just built widened them, and a window left narrower until the next event-loop
+        passes would cut them meanwhile."""
+        self.body_scroll.updateGeometry()
+        self.updateGeometry()
+        for widget in (self, self.window()):
+            layout = widget.layout()
+            if layout is not None:
+                layout.invalidate()
+                layout.activate()
 
     def _on_failed(self, message: str) -> None:
-        self._say(message, error=True)
+        self._say(ui_text(message), error=True)
 
     def _say(self, text: str, *, error: bool = False) -> None:
         self.status.setText(text)
-        set_text_color(self.status, text_color(self.palette(), RED) if error else None)
-        self.status.setForegroundRole(QPalette.ColorRole.WindowText if error
-                                      else QPalette.ColorRole.PlaceholderText)
+        set_tone(self.status, "danger" if error else "muted")
 
     def _on_saved(self, path: str) -> None:
         if self.ctx is not None and path == self.ctx.path:
             # Apply asked the window to reload with them (apply_requested): say so, not "later".
-            self._say("Saved for this model on this computer; it loads with these settings "
-                      "now.")
+            self._say(tr("Saved for this model on this computer; it loads with these settings "
+                         "now."))
 
     def _set_enabled(self, on: bool) -> None:
         self.settings_box.setEnabled(on)
@@ -307,6 +379,7 @@ class OffloadPanel(QWidget):
                 align = Qt.AlignmentFlag.AlignTop if name == "tensor_split" else \
                     Qt.AlignmentFlag.AlignVCenter
                 self.grid.addWidget(w, row, col, align)
+                w.show()  # now, not by Qt's queued call: the window fits them at once
             self._fields[name] = f
 
     def _show_bars(self, plan: LaunchPlan) -> None:
@@ -314,6 +387,7 @@ class OffloadPanel(QWidget):
         while len(self._bars) < len(bars):
             added = MemoryBar()
             self.bars_box.addWidget(added)
+            added.show()  # now, not by Qt's queued call: the window fits it at once
             self._bars.append(added)
         while len(self._bars) > len(bars):
             old = self._bars.pop()
@@ -322,6 +396,8 @@ class OffloadPanel(QWidget):
         gpus = any(b.kind == "gpu" for b in bars)
         for widget, bar in zip(self._bars, bars, strict=True):
             widget.set_bar(bar, self._measured.get(bar.llama_name), gpus=gpus)
+        self.legend.show_kinds({s.kind for b in bars for s in b.segments if s.bytes},
+                               measured=any(b.llama_name in self._measured for b in bars))
 
     # For tests and the screenshot script: the row of one setting.
     def field(self, name: str) -> Field | None:

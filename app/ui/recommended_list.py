@@ -9,15 +9,18 @@ says what the list holds. Offline, the cards whose details never came say why in
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.hub.recommended import Recommendation
 from app.hub.types import RepoDetails
 from app.hub.verdict import Verdict
-from app.ui.common import heading_label, plain_label, scrolling_column
+from app.ui.common import plain_label, scrolling_column
+from app.ui.lang import tr
 from app.ui.recommendation_card import RecommendationCard, show_fitting
 from app.ui.repo_files import VerdictOf, VerdictOrWhy
+from app.ui.style.components import heading, set_tone
+from app.ui.style.tokens import SPACING
 
 # What the hub service's ``recommended`` signal carries, one per curated model.
 Entry = tuple[Recommendation, RepoDetails | None, Verdict | None]
@@ -38,13 +41,18 @@ class RecommendedList(QWidget):
         self._with_details: set[str] = set()  # the cards whose details the Hub gave
         self.loaded = False  # whether a list arrived at all
 
-        heading = heading_label("Recommended for this computer", wrap=True)
-        self.status = plain_label("Checking which models fit this computer…", muted=True)
+        title = heading(tr("Recommended for this computer"), "subheading")
+        title.setWordWrap(True)
+        self.status = plain_label(tr("Checking which models fit this computer…"))
+        set_tone(self.status, "muted")
         self._box = QWidget()
         scroll, self._column = scrolling_column(self._box)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._column.setSpacing(SPACING.md)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(heading)
+        layout.setSpacing(SPACING.xs)
+        layout.addWidget(title)
         layout.addWidget(self.status)
         layout.addWidget(scroll, 1)
 
@@ -107,29 +115,23 @@ class RecommendedList(QWidget):
                 card.set_verdict(None)
         self._update()
 
-    def refresh_colors(self) -> None:
-        """The palette changed: the verdict colours are mixed again."""
-        for card in self.cards.values():
-            card.set_verdict(card.verdict, card.verdict_label.toolTip()
-                             if card.verdict is None else "")
-
     # ---- inside --------------------------------------------------------------------------------
 
     def _update(self) -> None:
         shown, _ = show_fitting(self.cards.values())
         checking = any(self._checking(r, c) for r, c in self.cards.items())
         if not self.cards:
-            text = "No recommendations are available. Search for a model above."
+            text = tr("No recommendations are available. Search for a model above.")
         elif shown == 0:
-            text = ("None of the recommended models fits this computer. Search for a smaller "
-                    "model above.")
+            text = tr("None of the recommended models fits this computer. Search for a smaller "
+                      "model above.")
         elif checking:
-            text = "Curated models that run well here. Still checking some of them…"
+            text = tr("Curated models that run well here. Still checking some of them…")
         elif self._unchecked:
-            text = ("Curated models. Some could not be checked against this computer; Retry "
-                    "checks them again.")
+            text = tr("Curated models. Some could not be checked against this computer; Retry "
+                      "checks them again.")
         else:
-            text = "Curated models that run well on this computer."
+            text = tr("Curated models that run well on this computer.")
         self.status.setText(text)
 
     def _checking(self, repo_id: str, card: RecommendationCard) -> bool:

@@ -13,27 +13,54 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import IntEnum
 
-from PySide6.QtCore import QAbstractTableModel, QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QPushButton, QTableView, QWidget
+from PySide6.QtCore import QAbstractTableModel, QEvent, QObject, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QHeaderView,
+    QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableView,
+    QWidget,
+)
 
 from app.hub.types import FileGroup, FileKind, RepoDetails
 from app.hub.verdict import Verdict
-from app.ui.common import fit_color, human_size, text_color
+from app.ui.common import fit_color, human_size, tone_color
+from app.ui.lang import format_number, tr, ui_text
 from app.ui.model_index import ROOT, Index
+from app.ui.style.icons import icon
+from app.ui.style.tokens import RADII, SPACING
 
+# The English words, for tests and other modules (each is shown translated).
 CHECKING = "Checking…"
 KIND_LABELS = {
     FileKind.MMPROJ: "Vision projector (not a chat model)",
     FileKind.IMATRIX: "Importance matrix (not a model)",
 }
-KIND_EXPLAINED = {
-    FileKind.MMPROJ: "A vision projector lets a model that understands images see them. It is "
-                     "loaded beside that model and cannot be chatted with on its own.",
-    FileKind.IMATRIX: "Importance-matrix data is used when quantizing a model. It is not a model "
-                      "and cannot be loaded.",
-}
-WARN_HUE = "#d9822b"  # a file that could not be checked: a caution, not an error
+
+
+def kind_label(kind: FileKind) -> str:
+    """What a file that is not a chat model is, in a few words."""
+    if kind is FileKind.MMPROJ:
+        return tr("Vision projector (not a chat model)")
+    if kind is FileKind.IMATRIX:
+        return tr("Importance matrix (not a model)")
+    return tr("Not a model")
+
+
+def kind_explained(kind: FileKind) -> str:
+    """Why a file that is not a chat model cannot be chatted with."""
+    if kind is FileKind.MMPROJ:
+        return tr("A vision projector lets a model that understands images see them. It is "
+                  "loaded beside that model and cannot be chatted with on its own.")
+    if kind is FileKind.IMATRIX:
+        return tr("Importance-matrix data is used when quantizing a model. It is not a model "
+                  "and cannot be loaded.")
+    return ""
 
 # A verdict, or the sentence saying why there is none; None while it is being worked out.
 VerdictOrWhy = Verdict | str
@@ -47,7 +74,11 @@ class Column(IntEnum):
     ACTION = 3  # the Download button (an index widget); no text of its own
 
 
-HEADERS = ("File", "Size", "On this computer", "")
+HEADERS = ("File", "Size", "On this computer", "")  # English, for tests
+
+
+def _headers() -> tuple[str, ...]:
+    return (tr("File"), tr("Size"), tr("On this computer"), "")
 NAME_ROLE = Qt.ItemDataRole.UserRole  # on the File column: the group's full name
 GROUP_ROLE = Qt.ItemDataRole.UserRole + 1  # on every column: the FileGroup
 
@@ -55,12 +86,14 @@ GROUP_ROLE = Qt.ItemDataRole.UserRole + 1  # on every column: the FileGroup
 def fit_reasons(g: FileGroup, verdict: VerdictOrWhy | None) -> str:
     """The lines under the table for the selected file: why it fits, or why it cannot be told."""
     if g.kind is not FileKind.MODEL:
-        return KIND_EXPLAINED.get(g.kind, "")
+        return kind_explained(g.kind)
     if verdict is None:
-        return f"{g.name}: checking whether it fits this computer…"
+        return tr("{name}: checking whether it fits this computer…").format(name=g.name)
     if isinstance(verdict, str):
-        return f"{g.name}: could not check whether it fits. {verdict}"
-    return f"{g.name}: {verdict.label()}\n{verdict.tooltip()}"
+        return tr("{name}: could not check whether it fits. {why}").format(
+            name=g.name, why=ui_text(verdict))
+    return tr("{name}: {verdict}\n{reasons}").format(
+        name=g.name, verdict=ui_text(verdict.label()), reasons=ui_text(verdict.tooltip()))
 
 
 class RepoFilesModel(QAbstractTableModel):
@@ -129,7 +162,7 @@ class RepoFilesModel(QAbstractTableModel):
                    role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
                 and 0 <= section < len(HEADERS):
-            return HEADERS[section]
+            return _headers()[section]
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
@@ -186,27 +219,73 @@ class RepoFilesModel(QAbstractTableModel):
 
     def _fit(self, g: FileGroup) -> tuple[str, str, QColor]:
         palette = self._palette_of()
-        muted = palette.color(QPalette.ColorRole.PlaceholderText)
+        muted = tone_color("muted", palette)
         if g.kind is not FileKind.MODEL:
-            return KIND_LABELS.get(g.kind, "Not a model"), KIND_EXPLAINED.get(g.kind, ""), muted
+            return kind_label(g.kind), kind_explained(g.kind), muted
         verdict = self.verdict(g)
         if verdict is None:
-            return CHECKING, ("Hearth is reading this file's header to plan it for this "
-                              "computer."), muted
+            return tr("Checking…"), tr("Hearth is reading this file's header to plan it for "
+                                       "this computer."), muted
         if isinstance(verdict, str):
-            return "Could not check", verdict, text_color(palette, WARN_HUE)
-        return verdict.label(), verdict.tooltip(), fit_color(palette, verdict.fit)
+            # A caution, not an error: the file may well fit; the reason is in the tooltip.
+            return tr("Could not check"), ui_text(verdict), tone_color("warning", palette)
+        return ui_text(verdict.label()), ui_text(verdict.tooltip()), \
+            fit_color(palette, verdict.fit)
 
 
 def _size_data(g: FileGroup, role: int) -> object:
     if role == Qt.ItemDataRole.DisplayRole:
-        size = human_size(g.size) if g.size is not None else "size unknown"
-        return size + (f" · {len(g.files)} parts" if g.split else "")
+        size = human_size(g.size) if g.size is not None else tr("size unknown")
+        return tr("{size} · {parts} parts").format(size=size, parts=len(g.files)) if g.split \
+            else size
     if role == Qt.ItemDataRole.TextAlignmentRole:
         return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
     if role == Qt.ItemDataRole.ToolTipRole and g.size is not None:
-        return f"{g.size:,} bytes"
+        return tr("{count} bytes").format(count=format_number(g.size, ","))
     return None
+
+
+class ChipDelegate(QStyledItemDelegate):
+    """Draws a fit cell as a chip: its words in a rounded outline of its tone (the model's
+    ForegroundRole), like the verdict chips elsewhere; words always, colour as a second sign."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        text, opt.text = opt.text, ""
+        widget = opt.widget
+        style = widget.style() if widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+        if not text:
+            return
+        color = index.data(Qt.ItemDataRole.ForegroundRole)
+        if not isinstance(color, QColor):
+            color = opt.palette.color(QPalette.ColorRole.Text)
+        if opt.state & QStyle.StateFlag.State_Selected:
+            color = opt.palette.color(QPalette.ColorRole.HighlightedText)
+        font = QFont(opt.font)
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 0.85)  # the caption step of the type scale
+        metrics = QFontMetrics(font)
+        pad = SPACING.sm
+        room = opt.rect.width() - 2 * pad - 2 * SPACING.xs
+        shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, max(room, 0))
+        width = metrics.horizontalAdvance(shown) + 2 * pad
+        height = metrics.height() + SPACING.xxs * 2
+        chip = QRectF(opt.rect.x() + SPACING.xs, opt.rect.center().y() - height / 2 + 0.5,
+                      width, height)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(color)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(chip, RADII.sm, RADII.sm)
+        painter.setFont(font)
+        painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, shown)
+        painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        hint = super().sizeHint(option, index)
+        return QSize(hint.width() + 2 * SPACING.sm + SPACING.xs, hint.height())
 
 
 class FilesTable(QTableView):
@@ -226,8 +305,13 @@ class FilesTable(QTableView):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setWordWrap(False)
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.setAlternatingRowColors(True)
+        self.setShowGrid(False)
+        self.setItemDelegateForColumn(Column.FIT, ChipDelegate(self))
+        # Rows with room: a button in each, and a chip.
+        self.verticalHeader().setDefaultSectionSize(
+            QFontMetrics(self.font()).height() + 2 * SPACING.lg)
         header = self.horizontalHeader()
+        header.setHighlightSections(False)
         header.setSectionResizeMode(Column.FILE, QHeaderView.ResizeMode.Stretch)
         for column in (Column.SIZE, Column.FIT, Column.ACTION):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
@@ -247,8 +331,11 @@ class FilesTable(QTableView):
     def _add_buttons(self) -> None:
         for row, g in enumerate(self.files_model.groups()):
             if g.kind is FileKind.MODEL:
-                button = QPushButton("Download")
-                button.setToolTip(f"Download {g.name}")
+                button = QPushButton(tr("Download"))
+                button.setIcon(icon("get"))
+                button.setProperty("flat", True)
+                button.setAccessibleName(tr("Download {name}").format(name=g.name))
+                button.setToolTip(tr("Download {name}").format(name=g.name))
                 button.clicked.connect(lambda _c=False, group=g:
                                        self.download_requested.emit(group))
                 self.setIndexWidget(self.files_model.index(row, Column.ACTION), button)

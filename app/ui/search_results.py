@@ -16,7 +16,10 @@ from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from app.hub.types import RepoSummary
+from app.ui.common import tone_color
+from app.ui.lang import format_number, tr
 from app.ui.model_index import ROOT, Index
+from app.ui.style.tokens import SPACING
 
 
 class Role(IntEnum):
@@ -25,12 +28,13 @@ class Role(IntEnum):
 
 
 def human_count(n: int) -> str:
-    """A count for a narrow column: 950, 12.3k, 1.2M."""
+    """A count for a narrow column: 950, 12.3k, 1.2M (the number and the short unit in the
+    person's language: "12,3k", "1,2 Mio.")."""
     if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
+        return tr("{count}M", "millions, short").format(count=format_number(n / 1_000_000, ".1f"))
     if n >= 1_000:
-        return f"{n / 1_000:.1f}k"
-    return str(n)
+        return tr("{count}k", "thousands, short").format(count=format_number(n / 1_000, ".1f"))
+    return format_number(n, "")
 
 
 def human_date(t: float | None) -> str:
@@ -43,7 +47,7 @@ def result_text(r: RepoSummary) -> str:
     if r.last_modified:
         facts.append(human_date(r.last_modified))
     if r.gated:
-        facts.append("gated")
+        facts.append(tr("gated"))
     return f"{r.name}\n{' · '.join(facts)}"
 
 
@@ -82,8 +86,10 @@ class SearchResultsModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return result_text(r)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (f"{r.repo_id}\n{r.downloads:,} downloads · {r.likes:,} likes · "
-                    f"updated {human_date(r.last_modified)}")
+            return tr("{repo}\n{downloads} downloads · {likes} likes · updated {date}").format(
+                repo=r.repo_id, downloads=format_number(r.downloads, ","),
+                likes=format_number(r.likes, ","),
+                date=human_date(r.last_modified))
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return result_text(r).replace("\n", ", ")
         if role == Role.REPO_ID:
@@ -94,10 +100,11 @@ class SearchResultsModel(QAbstractListModel):
 
 
 class TwoLineDelegate(QStyledItemDelegate):
-    """Draws a "name\nfacts" item as a bold first line over a muted second one, with room
-    around them: a plain item view would run the lines of neighbouring results together."""
+    """Draws a "name\nfacts" item as a rich row: a bold first line over a muted second one,
+    with room around them (a plain item view would run the lines of neighbouring results
+    together). The row's hover and selection are the stylesheet's."""
 
-    PAD = 5
+    PAD = SPACING.md
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         opt = QStyleOptionViewItem(option)
@@ -109,12 +116,12 @@ class TwoLineDelegate(QStyledItemDelegate):
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
         # initStyleOption turns "\n" into Unicode line separators.
         first, _, second = text.replace("\u2028", "\n").partition("\n")
-        rect = opt.rect.adjusted(self.PAD + 2, self.PAD, -self.PAD, -self.PAD)
+        rect = opt.rect.adjusted(self.PAD + SPACING.xs, self.PAD, -self.PAD, -self.PAD)
         selected = bool(opt.state & QStyle.StateFlag.State_Selected)
         pal = opt.palette
         main = pal.color(QPalette.ColorRole.HighlightedText if selected
                          else QPalette.ColorRole.Text)
-        muted = main if selected else pal.color(QPalette.ColorRole.PlaceholderText)
+        muted = main if selected else tone_color("muted", pal)
         bold_font = QFont(opt.font)
         bold_font.setBold(True)
         painter.save()
@@ -126,12 +133,14 @@ class TwoLineDelegate(QStyledItemDelegate):
         metrics = QFontMetrics(opt.font)
         painter.setFont(opt.font)
         painter.setPen(muted)
-        painter.drawText(rect.x(), rect.y() + bold_metrics.height() + 2 + metrics.ascent(),
+        painter.drawText(rect.x(), rect.y() + bold_metrics.height() + SPACING.xxs +
+                         metrics.ascent(),
                          metrics.elidedText(second, Qt.TextElideMode.ElideRight, rect.width()))
         painter.restore()
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         bold_font = QFont(option.font)
         bold_font.setBold(True)
-        height = QFontMetrics(bold_font).height() + 2 + QFontMetrics(option.font).height()
+        height = QFontMetrics(bold_font).height() + SPACING.xxs + \
+            QFontMetrics(option.font).height()
         return QSize(200, height + 2 * self.PAD)

@@ -29,9 +29,11 @@ from app import paths
 from app.storage.db import SetAside
 from app.storage.errors import StorageError
 from app.storage.folder import FolderProblem, check_writable
+from app.ui.lang import said, tr, ui_text
 
 log = logging.getLogger(__name__)
 
+# The buttons' English words (tests and --check-start's output name them); shown translated.
 QUIT = "Quit"
 CONTINUE = "Continue without keeping conversations"
 
@@ -41,23 +43,25 @@ Tell = Callable[[QMessageBox], None]  # shows a notice without waiting for it
 
 def on_continue(temporary: Path) -> str:
     """What Continue means, naming the temporary folder (nothing in it is deleted by Hearth)."""
-    return (f"If you continue, Hearth works as usual, but this session's conversations are kept "
-            f"only in a temporary folder, {temporary}, not in your library; the system may delete "
-            f"that folder later. The models you already downloaded stay available.")
+    return tr("If you continue, Hearth works as usual, but this session's conversations are "
+              "kept only in a temporary folder, {folder}, not in your library; the system may "
+              "delete that folder later. The models you already downloaded stay available."
+              ).format(folder=temporary)
 
 
 def folder_question(problem: FolderProblem, temporary: Path | None,
                     parent: QWidget | None = None) -> QMessageBox:
     """The question for a data folder Hearth cannot write to: Quit (default) or Continue with
     the folder ``temporary`` (None: no temporary folder could be made either: Quit only)."""
-    box = QMessageBox(QMessageBox.Icon.Warning, "Hearth cannot save its data", problem.what(),
-                      QMessageBox.StandardButton.NoButton, parent)
+    box = QMessageBox(QMessageBox.Icon.Warning, tr("Hearth cannot save its data"),
+                      ui_text(problem.what()), QMessageBox.StandardButton.NoButton, parent)
     then = on_continue(temporary) if temporary is not None else \
-        "Hearth could not make a temporary folder to use instead either."
-    box.setInformativeText(f"{problem.advice()}\n\n{then}")
-    quit_button = box.addButton(QUIT, QMessageBox.ButtonRole.RejectRole)
+        tr("Hearth could not make a temporary folder to use instead either.")
+    box.setInformativeText(f"{ui_text(problem.advice())}\n\n{then}")
+    quit_button = box.addButton(tr("Quit"), QMessageBox.ButtonRole.RejectRole)
     if temporary is not None:
-        box.addButton(CONTINUE, QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(tr("Continue without keeping conversations"),
+                      QMessageBox.ButtonRole.AcceptRole)
     box.setDefaultButton(quit_button)
     box.setEscapeButton(quit_button)
     return box
@@ -71,15 +75,15 @@ def library_notice(outcome: object, parent: QWidget | None = None) -> QMessageBo
     the sidebar says the conversations could not be read.
     """
     if isinstance(outcome, SetAside):
-        box = QMessageBox(QMessageBox.Icon.Warning, "Hearth set a damaged library aside",
-                          outcome.headline(), QMessageBox.StandardButton.Ok, parent)
-        box.setInformativeText(outcome.details())
+        box = QMessageBox(QMessageBox.Icon.Warning, tr("Hearth set a damaged library aside"),
+                          ui_text(outcome.headline()), QMessageBox.StandardButton.Ok, parent)
+        box.setInformativeText(ui_text(outcome.details()))
         return box
     if isinstance(outcome, StorageError):
-        box = QMessageBox(QMessageBox.Icon.Warning, "Hearth cannot open its library", str(outcome),
-                          QMessageBox.StandardButton.Ok, parent)
-        box.setInformativeText("Conversations are not saved until this is fixed and Hearth is "
-                               "started again.")
+        box = QMessageBox(QMessageBox.Icon.Warning, tr("Hearth cannot open its library"),
+                          said(outcome), QMessageBox.StandardButton.Ok, parent)
+        box.setInformativeText(tr("Conversations are not saved until this is fixed and Hearth "
+                                  "is started again."))
         return box
     return None
 

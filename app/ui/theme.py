@@ -18,8 +18,10 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
+from app.ui.style.icons import tinted_file
 from app.ui.style.palette import is_dark, palette
 from app.ui.style.sheet import stylesheet
+from app.ui.style.tokens import Scheme, colors
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +96,10 @@ class ThemeController(QObject):
             self._app.setStyle("Fusion")
         self._app.setPalette(dark_palette() if scheme == "dark" else light_palette())
         base_pt = self._app.font().pointSizeF()
-        self._app.setStyleSheet(stylesheet("dark" if scheme == "dark" else "light",
-                                           base_pt if base_pt > 0 else 10.0))
+        name: Scheme = "dark" if scheme == "dark" else "light"
+        muted = colors(name).muted_text
+        arrows = (tinted_file("collapse", muted), tinted_file("expand", muted))
+        self._app.setStyleSheet(stylesheet(name, base_pt if base_pt > 0 else 10.0, arrows))
 
     def _request_scheme(self, scheme: Qt.ColorScheme) -> None:
         hints = self._app.styleHints()

@@ -23,16 +23,20 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QPalette, QShowEvent
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.hardware.report import HardwareReport
 from app.hub.types import FileGroup, HubError
 from app.services.protocols import DownloadRow, DownloadsLike, HardwareLike, HubLike, LocalModelsLike
-from app.ui.common import heading_label, plain_label, set_text_color, text_color
+from app.ui.common import human_size, plain_label
 from app.ui.hardware_panel import human_bytes
 from app.ui.icon import app_icon
-from app.ui.recommendation_card import RecommendationCard
+from app.ui.lang import tr, ui_text
+from app.ui.recommendation_card import RecommendationCard, error_text
+from app.ui.style.components import Banner, Card, heading, set_tone, set_type
+from app.ui.style.icons import icon, pixmap
+from app.ui.style.tokens import SPACING
 from app.ui.welcome_local import AskFile, LocalModelsSection
 from app.ui.welcome_recommended import DOWNLOAD, RecommendedSection
 
@@ -41,21 +45,24 @@ __all__ = ["DOWNLOAD", "WelcomePage", "hardware_summary"]
 
 log = logging.getLogger(__name__)
 
-_ERROR_HUE = "#d0342c"
-
 
 def hardware_summary(r: HardwareReport) -> str:
     """One line about the machine for people: CPU, memory, the GPUs and their memory (alike
     GPUs counted once: "2 × RTX 3090 (24.0 GiB each)")."""
-    parts = [f"{r.cpu.model} ({r.cpu.physical_cores} cores)",
-             f"{human_bytes(r.memory.total)} of RAM"]
+    parts = [tr("{cpu} (%n core(s))", None, r.cpu.physical_cores).format(cpu=r.cpu.model),
+             tr("{size} of RAM").format(size=human_bytes(r.memory.total))]
     alike = Counter((g.name, g.total, g.unified) for g in r.gpus)
     for (name, total, unified), n in alike.items():
-        memory = human_bytes(total) + (" each" if n > 1 else "") + \
-            (", shared with the system" if unified else "")
-        parts.append(f"{n} × {name} ({memory})" if n > 1 else f"{name} ({memory})")
+        size = human_bytes(total)
+        if n > 1:
+            parts.append(tr("{n} × {gpu} ({size} each, shared with the system)") if unified
+                         else tr("{n} × {gpu} ({size} each)"))
+        else:
+            parts.append(tr("{gpu} ({size}, shared with the system)") if unified
+                         else tr("{gpu} ({size})"))
+        parts[-1] = parts[-1].format(n=n, gpu=name, size=size)
     if not r.gpus:
-        parts.append("no GPU: models run on the CPU")
+        parts.append(tr("no GPU: models run on the CPU"))
     return " · ".join(parts)
 
 
@@ -75,22 +82,33 @@ class _Download:
             f"/{self.group.first.path}")
 
 
-def _welcome_header() -> QHBoxLayout:
-    """The logo beside a large title and what Hearth does."""
+LOGO = 48  # the app's picture beside the title, in device-independent pixels
+
+
+def _welcome_header(hardware_label: QLabel) -> QHBoxLayout:
+    """The logo beside a large title, what Hearth does, and this computer in one small line."""
     logo = QLabel()
-    logo.setPixmap(app_icon().pixmap(QSize(56, 56)))
+    logo.setPixmap(app_icon().pixmap(QSize(LOGO, LOGO)))
     logo.setAccessibleName("Hearth")
-    title = heading_label("Welcome to Hearth")
-    font = title.font()
-    font.setPointSizeF(font.pointSizeF() * 1.5)
-    title.setFont(font)
-    intro = plain_label("Hearth runs open language models on this computer: what you type "
-                        "stays here. Pick a model that fits below; Hearth downloads it, and "
-                        "then you can chat with it.", selectable=False)
+    title = heading(tr("Welcome to Hearth"), "title")
+    intro = plain_label(tr("Run open language models on this computer: what you type stays "
+                           "here. Pick a model that fits; Hearth downloads it, then you chat."),
+                        selectable=False)
+    set_tone(intro, "muted")
+    chip_icon = QLabel()
+    chip_icon.setPixmap(pixmap("hardware", 16, "muted"))
+    machine = QHBoxLayout()
+    machine.setSpacing(SPACING.sm)
+    machine.addWidget(chip_icon)
+    machine.addWidget(hardware_label, 1)
     head_text = QVBoxLayout()
+    head_text.setSpacing(SPACING.xs)
     head_text.addWidget(title)
     head_text.addWidget(intro)
+    head_text.addSpacing(SPACING.xs)
+    head_text.addLayout(machine)
     head = QHBoxLayout()
+    head.setSpacing(SPACING.xl)
     head.addWidget(logo, 0, Qt.AlignmentFlag.AlignTop)
     head.addLayout(head_text, 1)
     return head
@@ -116,8 +134,11 @@ class WelcomePage(QWidget):
         self._shown_once = False
         self._downloads_by_id: dict[str, _Download] = {}
 
-        self.hardware_label = plain_label("Looking at this computer's hardware…", muted=True)
+        self.hardware_label = plain_label(tr("Looking at this computer's hardware…"))
         self.hardware_label.setObjectName("hardware_summary")
+        self.hardware_label.setAccessibleName(tr("This computer"))
+        set_tone(self.hardware_label, "muted")
+        set_type(self.hardware_label, "small")
         self.recommended_section = RecommendedSection(hub, self._has_download)
         self.recommended_section.browse_requested.connect(self.browse_requested)
         self.recommended_section.button_clicked.connect(self._on_button)
@@ -128,16 +149,21 @@ class WelcomePage(QWidget):
         self.retry_btn = self.recommended_section.retry_btn
         self.local_status, self.open_btn = self.local_section.status, self.local_section.open_btn
 
+        # The models already here sit in a card beside the recommended ones: offline, they are
+        # the way in, and a person sees both at once.
+        local_card = Card()
+        local_card.setObjectName("local_models")
+        local_card.body.addWidget(self.local_section)
+        columns = QHBoxLayout()
+        columns.setSpacing(SPACING.xxl)
+        columns.addWidget(self.recommended_section, 3)
+        columns.addWidget(local_card, 2, Qt.AlignmentFlag.AlignTop)
+
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(24, 18, 24, 12)
-        layout.addLayout(_welcome_header())
-        layout.addSpacing(8)
-        layout.addWidget(heading_label("This computer"))
-        layout.addWidget(self.hardware_label)
-        layout.addSpacing(8)
-        layout.addWidget(self.recommended_section, 1)
-        layout.addSpacing(8)
-        layout.addWidget(self.local_section)
+        layout.setContentsMargins(SPACING.xxxl, SPACING.xxl, SPACING.xxxl, SPACING.xl)
+        layout.setSpacing(SPACING.xl)
+        layout.addLayout(_welcome_header(self.hardware_label))
+        layout.addLayout(columns, 1)
         layout.addLayout(self._bottom_row())
 
         # Bound methods: Qt disconnects them when the page goes; the services stay.
@@ -151,16 +177,19 @@ class WelcomePage(QWidget):
 
     def _bottom_row(self) -> QHBoxLayout:
         """The page's message line and the way out."""
-        self.message = plain_label()
+        self.message = Banner()
         self.message.setObjectName("message")
-        self.message.hide()
-        self.skip_btn = QPushButton("Skip: I'll look around myself")
-        self.skip_btn.setToolTip("Go to the chat; models can be found in the Discover tab at "
-                                 "any time")
+        self.skip_btn = QPushButton(tr("Skip: I'll look around myself"))
+        self.skip_btn.setAccessibleName(self.skip_btn.text())
+        self.skip_btn.setProperty("flat", True)
+        self.skip_btn.setToolTip(tr("Go to the chat; models can be found in the Discover tab "
+                                    "at any time"))
         self.skip_btn.clicked.connect(self.done)
         bottom = QHBoxLayout()
+        bottom.setSpacing(SPACING.md)
         bottom.addWidget(self.message, 1)
-        bottom.addWidget(self.skip_btn)
+        bottom.addStretch(0)
+        bottom.addWidget(self.skip_btn, 0, Qt.AlignmentFlag.AlignBottom)
         return bottom
 
     # ---- public ----------------------------------------------------------------------------------
@@ -176,13 +205,14 @@ class WelcomePage(QWidget):
         try:
             download_id = self._downloads.enqueue(details, card.group)
         except HubError as exc:
-            self._set_message(str(exc), error=True)
+            self._set_message(error_text(exc), error=True)
             return None
         self._downloads_by_id[download_id] = _Download(repo_id, card.group)
         button.setEnabled(False)
-        button.setText("Downloading…")
-        self._set_message(f"{card.rec.title} is downloading. It can be used as soon as it is "
-                          "here.")
+        button.setText(tr("Downloading…"))
+        self._show_progress(repo_id, 0.0, tr("Starting…"))
+        self._set_message(tr("{name} is downloading. It can be used as soon as it is "
+                             "here.").format(name=card.rec.title))
         self.queued.emit(download_id)
         return download_id
 
@@ -198,11 +228,12 @@ class WelcomePage(QWidget):
 
     def _on_report(self, report: HardwareReport) -> None:
         self.hardware_label.setText(hardware_summary(report))
-        self.hardware_label.setForegroundRole(QPalette.ColorRole.WindowText)
 
     def _on_hardware_failed(self, sentence: str) -> None:
         if self._hardware.report is None:
-            self.hardware_label.setText(f"The hardware could not be detected: {sentence}")
+            self.hardware_label.setText(tr("The hardware could not be detected: {why}").format(
+                why=ui_text(sentence)))
+            set_tone(self.hardware_label, "warning")
 
     # ---- choosing a model ----------------------------------------------------------------------
 
@@ -229,7 +260,8 @@ class WelcomePage(QWidget):
             button = self.recommended_section.button(repo_id)
             if button is not None:
                 button.setEnabled(False)
-                button.setText("Downloading…")
+                button.setText(tr("Downloading…"))
+            self._show_progress(repo_id, None, tr("Trying again…"))
             return
         if not mine:
             self.download(repo_id)
@@ -240,25 +272,38 @@ class WelcomePage(QWidget):
         if button is None or d is None or d.state != "downloading":
             return
         if row.state == "downloading" and row.total:
-            button.setText(f"Downloading… {100 * row.done // row.total}%")
+            button.setText(tr("Downloading…"))
+            detail = tr("{percent}% · {done} of {total}").format(
+                percent=100 * row.done // row.total, done=human_size(row.done),
+                total=human_size(row.total))
+            if row.speed > 0:
+                detail = tr("{progress} · {speed}/s").format(progress=detail,
+                                                             speed=human_size(int(row.speed)))
+            self._show_progress(d.repo_id, row.done / row.total, detail)
         elif row.state == "paused":
-            button.setText("Paused")
-            button.setToolTip(row.error or row.phase)
+            button.setText(tr("Paused"))
+            why = ui_text(row.error or row.phase)
+            button.setToolTip(why)
+            self._show_progress(d.repo_id, row.done / row.total if row.total else None,
+                                tr("Paused: {why}").format(why=why) if why else tr("Paused"))
 
     def _on_finished(self, path: str) -> None:
         for d in self._downloads_by_id.values():
             if d.state != "done" and d.is_file(path):
                 d.state, d.path = "done", path
                 button = self.recommended_section.button(d.repo_id)
+                self._hide_progress(d.repo_id)
                 if button is not None:
-                    button.setText("Start chatting")
-                    button.setAccessibleName("Start chatting")
+                    button.setText(tr("Start chatting"))
+                    button.setAccessibleName(tr("Start chatting"))
+                    button.setIcon(icon("chat", "on_accent"))
                     button.setEnabled(True)
                     button.setDefault(True)
                     button.setFocus()
                 card = self.recommended_section.card(d.repo_id)
                 name = card.rec.title if card is not None else d.group.name
-                self._set_message(f"{name} is downloaded and checked. Press “Start chatting”.")
+                self._set_message(tr("{name} is downloaded and checked. Press “Start "
+                                     "chatting”.").format(name=name), tone="success")
                 return
 
     def _on_download_failed(self, id: str, sentence: str) -> None:
@@ -266,18 +311,31 @@ class WelcomePage(QWidget):
         if d is None:
             return
         d.state = "failed"
+        self._hide_progress(d.repo_id)
         button = self.recommended_section.button(d.repo_id)
         if button is not None:
-            button.setText("Try again")
+            button.setText(tr("Try again"))
             button.setEnabled(True)
-        self._set_message(sentence, error=True)
+        self._set_message(ui_text(sentence), error=True)
 
     # ---- helpers -------------------------------------------------------------------------------
 
-    def _set_message(self, text: str, error: bool = False) -> None:
-        self.message.setText(text)
-        self.message.setVisible(bool(text))
-        set_text_color(self.message, text_color(self.palette(), _ERROR_HUE) if error else None)
+    def _set_message(self, text: str, error: bool = False, tone: str = "info") -> None:
+        if text:
+            self.message.show_message(text, "danger" if error else tone)
+        else:
+            self.message.hide()
+
+    def _show_progress(self, repo_id: str, fraction: float | None, detail: str) -> None:
+        row = self.recommended_section.progress(repo_id)
+        if row is not None:
+            row.set_progress(fraction, detail)
+            row.show()
+
+    def _hide_progress(self, repo_id: str) -> None:
+        row = self.recommended_section.progress(repo_id)
+        if row is not None:
+            row.hide()
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

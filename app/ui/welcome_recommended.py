@@ -14,20 +14,40 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
 
 from app.hub.recommended import Recommendation
 from app.hub.types import RepoDetails
 from app.hub.verdict import Verdict
 from app.services.protocols import HubLike
-from app.ui.common import heading_label, plain_label, scrolling_column, set_text_color, text_color
+from app.ui.common import plain_label, scrolling_column
+from app.ui.lang import tr, ui_text
 from app.ui.recommendation_card import RecommendationCard, show_fitting
+from app.ui.style.components import Banner, ProgressRow, heading, repolish, set_tone
+from app.ui.style.icons import icon
+from app.ui.style.tokens import SPACING
 
-_ERROR_HUE = "#d0342c"
+# The English words of the buttons, for tests (the buttons show them translated).
 DOWNLOAD = "Download"
 RETRY = "Retry"
-_UNREACHABLE = "Hugging Face cannot be reached. Check the connection and press Retry."
+
+
+class MainActionButton(QPushButton):
+    """A card's primary button (Download, Start chatting), drawn as a plain button while it is
+    disabled: the sheet's disabled primary keeps its bold weight and muted text, so offline
+    every card's Download read as an enabled button."""
+
+    def __init__(self, text: str, icon_name: str) -> None:
+        super().__init__(icon(icon_name, "on_accent"), text)
+        self.setAccessibleName(text)
+        self.setProperty("primary", True)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.EnabledChange \
+                and bool(self.property("primary")) != self.isEnabled():
+            self.setProperty("primary", self.isEnabled())
+            repolish(self)
 
 
 def first_sentence(line: str) -> str:
@@ -40,7 +60,8 @@ def first_sentence(line: str) -> str:
 
 
 class RecommendedSection(QWidget):
-    """The recommended cards with their buttons, and the line (and Retry) above them."""
+    """The recommended cards with their buttons, the line above them and, offline, a banner
+    with why and Retry."""
 
     browse_requested = Signal(str)  # a card was clicked: its repository id, for Discover
     button_clicked = Signal(str)  # a card's Download / Start chatting button: its repo id
@@ -55,6 +76,7 @@ class RecommendedSection(QWidget):
         self.loaded = False  # whether a list arrived at all
         self._cards: dict[str, RecommendationCard] = {}
         self._buttons: dict[str, QPushButton] = {}
+        self._progress: dict[str, ProgressRow] = {}
         self._verdicts: dict[tuple[str, str], Verdict | str] = {}
         self._details: dict[str, RepoDetails] = {}
         # Offline: the Hub's line while its last answer was "unreachable", the cards whose
@@ -63,23 +85,28 @@ class RecommendedSection(QWidget):
         self._unchecked: dict[str, str] = {}
         self._retrying = False
 
-        self.status = plain_label("Checking which models fit this computer…", muted=True,
+        self.status = plain_label(tr("Checking which models fit this computer…"),
                                   selectable=False)
         self.status.setObjectName("recommended_status")
-        self.retry_btn = QPushButton(RETRY)
-        self.retry_btn.setAccessibleName(RETRY)
-        self.retry_btn.setToolTip("Ask Hugging Face again about the recommended models")
-        self.retry_btn.clicked.connect(self._retry)
-        self.retry_btn.hide()
-        status_row = QHBoxLayout()
-        status_row.addWidget(self.status, 1)
-        status_row.addWidget(self.retry_btn, 0, Qt.AlignmentFlag.AlignTop)
+        set_tone(self.status, "muted")
+        # Offline: why, and Retry (a state while it lasts, so it has no close button).
+        self.banner = Banner(closable=False)
+        self.banner.setObjectName("recommended_banner")
+        self.retry_btn = self.banner.action
+        self.retry_btn.setText(tr("Retry"))
+        self.retry_btn.setAccessibleName(tr("Retry"))
+        self.retry_btn.setToolTip(tr("Ask Hugging Face again about the recommended models"))
+        self.banner.action_clicked.connect(self._retry)
         self._cards_box = QWidget()
         scroll, self._cards_layout = scrolling_column(self._cards_box)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._cards_layout.setSpacing(SPACING.md)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(heading_label("Recommended for this computer"))
-        layout.addLayout(status_row)
+        layout.setSpacing(SPACING.sm)
+        layout.addWidget(heading(tr("Recommended for this computer"), "subheading"))
+        layout.addWidget(self.status)
+        layout.addWidget(self.banner)
         layout.addWidget(scroll, 1)
 
         # Bound methods: Qt disconnects them when the section goes; the hub stays.
@@ -99,6 +126,10 @@ class RecommendedSection(QWidget):
     def button(self, repo_id: str) -> QPushButton | None:
         """The card's Download / Start chatting button."""
         return self._buttons.get(repo_id)
+
+    def progress(self, repo_id: str) -> ProgressRow | None:
+        """The card's progress row (hidden until the page shows a download in it)."""
+        return self._progress.get(repo_id)
 
     def details(self, repo_id: str) -> RepoDetails | None:
         """What the Hub said of the card's repository (None: not yet, or offline)."""
@@ -140,22 +171,25 @@ class RecommendedSection(QWidget):
         card.setCursor(Qt.CursorShape.ArrowCursor)
         # A click on the card opens its page in Discover; the button downloads.
         card.activated.connect(self.browse_requested)
-        button = QPushButton(DOWNLOAD)
-        button.setAccessibleName(f"Download {rec.title}")
+        button = MainActionButton(tr("Download"), "get")
+        button.setAccessibleName(tr("Download {title}").format(title=rec.title))
         button.clicked.connect(lambda _c=False, r=rec.repo_id: self.button_clicked.emit(r))
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(button)
-        layout = card.layout()
-        assert isinstance(layout, QVBoxLayout)
-        layout.addLayout(row)
+        card.action_row.addWidget(button)
+        # The download's progress, inline; the Downloads tab pauses and cancels it.
+        progress = ProgressRow(rec.title)
+        progress.title.hide()
+        progress.cancel.hide()
+        progress.hide()
+        card.body.addWidget(progress)
         self._cards[rec.repo_id] = card
         self._buttons[rec.repo_id] = button
+        self._progress[rec.repo_id] = progress
         return card
 
     def _drop_card(self, repo_id: str) -> None:
         card = self._cards.pop(repo_id)
         self._buttons.pop(repo_id, None)
+        self._progress.pop(repo_id, None)
         self._unchecked.pop(repo_id, None)
         card.hide()
         card.setParent(None)
@@ -172,7 +206,8 @@ class RecommendedSection(QWidget):
     def _on_unreachable(self, line: str) -> None:
         """The Hub could not be asked: the cards whose details never came say so and why,
         instead of "Checking…" (their Download stays off: there is nothing to fetch)."""
-        self._unreachable = line.strip() or _UNREACHABLE
+        self._unreachable = ui_text(line).strip() or tr(
+            "Hugging Face cannot be reached. Check the connection and press Retry.")
         self._retrying = False
         why = first_sentence(self._unreachable)
         for repo_id, card in self._cards.items():
@@ -200,14 +235,22 @@ class RecommendedSection(QWidget):
             if not self._has_download(repo_id):
                 button.setEnabled(card.group is not None and repo_id in self._details)
                 why = self._unchecked.get(repo_id)
-                button.setToolTip(f"{why} It can be downloaded once Retry reaches Hugging Face."
+                button.setToolTip(tr("{why} It can be downloaded once Retry reaches Hugging "
+                                     "Face.").format(why=why)
                                   if why and not button.isEnabled() else "")
         if self._retrying and all(r in self._details for r in self._cards):
             self._retrying = False  # the Hub answered for every card
         offline = bool(self._unreachable or self._unchecked)
-        self.retry_btn.setVisible(offline or self._retrying)
-        self.retry_btn.setEnabled(offline and not self._retrying)
-        self._set_status(*self._status_line(shown))
+        text, error = self._status_line(shown)
+        if offline or self._retrying:
+            # The banner says it (and holds Retry); the muted line would only repeat it.
+            self.banner.show_message(text, "warning" if error else "info", tr("Retry"))
+            self.retry_btn.setEnabled(offline and not self._retrying)
+            self.status.hide()
+        else:
+            self.banner.hide()
+            self.status.setText(text)
+            self.status.show()
 
     def _status_line(self, shown: int) -> tuple[str, bool]:
         """The line above the cards, and whether it is an error."""
@@ -215,16 +258,16 @@ class RecommendedSection(QWidget):
             # The hub's line names the cause and what to do; Retry is beside it.
             return self._unreachable, True
         if self._retrying and not any(r in self._details for r in self._cards):
-            return "Asking Hugging Face again…", False
+            return tr("Asking Hugging Face again…"), False
         if not self._cards:
-            return ("No recommendations are available now. The Discover tab searches all of "
-                    "Hugging Face."), False
+            return tr("No recommendations are available now. The Discover tab searches all of "
+                      "Hugging Face."), False
         if shown == 0:
-            return ("None of the recommended models fits this computer. The Discover tab can "
-                    "find smaller ones."), False
+            return tr("None of the recommended models fits this computer. The Discover tab can "
+                      "find smaller ones."), False
         if any(self._checking(r, c) for r, c in self._cards.items()):
-            return "Models that run well here. Still checking some of them…", False
-        return "Models that run well on this computer. Pick one to download it.", False
+            return tr("Models that run well here. Still checking some of them…"), False
+        return tr("Models that run well on this computer. Pick one to download it."), False
 
     def _checking(self, repo_id: str, card: RecommendationCard) -> bool:
         """Whether the card still waits for its verdict (not one that could not be checked)."""
@@ -232,25 +275,3 @@ class RecommendedSection(QWidget):
             return False
         known = self._verdicts.get((repo_id, card.group.name)) if card.group else None
         return not isinstance(known, str)
-
-    def _set_status(self, text: str, error: bool = False) -> None:
-        self.status.setText(text)
-        self._color_status(error)
-
-    def _color_status(self, error: bool) -> None:
-        self.status.setProperty("error", error)
-        if error:
-            self.status.setForegroundRole(QPalette.ColorRole.WindowText)
-            set_text_color(self.status, text_color(self.palette(), _ERROR_HUE))
-        else:
-            self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-
-    def changeEvent(self, e: QEvent) -> None:
-        super().changeEvent(e)
-        # The guard: Qt may send a palette change while __init__ still builds the section.
-        if e.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange) and \
-                hasattr(self, "status"):
-            for card in self._cards.values():  # the fit colours were mixed from the old palette
-                card.set_verdict(card.verdict, card.verdict_label.toolTip()
-                                 if card.verdict is None else "")
-            self._color_status(bool(self.status.property("error")))  # and this one

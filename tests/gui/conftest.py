@@ -10,6 +10,15 @@ import pytest
 from tests.fixtures.models import TINY, model_path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def english() -> None:
+    """The window's language for every GUI test: English words and number formats, whatever
+    the machine's locale (a test that wants another installs it: app.ui.lang.install_language)."""
+    from PySide6.QtCore import QLocale
+
+    QLocale.setDefault(QLocale("en_US"))
+
+
 @pytest.fixture(scope="session")
 def tiny_model() -> str:
     return str(model_path(TINY))

@@ -127,7 +127,7 @@ def main(out: Path) -> int:
                         2_500_000_000, 2_500_000_000),
     ]
     dls = mf.FakeDownloads(rows)
-    dview = DownloadsView(dls, confirm=lambda *_a: False)
+    dview = DownloadsView(dls, confirm=lambda *_a, **_k: False)
     dls.failed.emit("e", rows[4].error)
     grab(dview, "downloads.png")
     dview.close()
@@ -163,7 +163,7 @@ def main(out: Path) -> int:
     ]
     lib_models = mf.FakeLocalModels(local)
     lview = LibraryView(lib_models, lambda _p: None, open_url=lambda _u: None,
-                        choose_folder=lambda _w: "", confirm=lambda *_a: False)
+                        choose_folder=lambda _w: "", confirm=lambda *_a, **_k: False)
     lview.select(local[0].path)
     lib_models.busy_changed.emit(True)
     lib_models.verified.emit(local[0].path, True, "The file matches the checksum it was "

@@ -76,7 +76,7 @@ def main(out: Path) -> int:
         runtimes=lambda: [], remote=remote, interfaces=lambda: lan)
     dialog.resize(680, 820)
     grab(dialog.sharing_box, "settings-sharing.png")
-    dialog.tabs.setCurrentIndex(1)
+    dialog.show_page("servers")
     panel = dialog.servers_panel
     assert panel is not None
     panel.list.setCurrentRow(2)

@@ -120,6 +120,17 @@ class Page:
     def text(self) -> str:
         return self.window.chat.toPlainText()
 
+    def versions(self, index: int) -> tuple[str, bool, bool]:
+        """What the action bar of message ``index`` shows of its versions, reached as from the
+        keyboard (the current message): ("2/2", previous enabled, next enabled)."""
+        chat = self.window.chat
+        chat.set_current(index)
+        bar = chat.message_bar()
+        assert bar.isVisible() and bar.index == index
+        if bar.versions.isHidden():
+            return "", False, False
+        return bar.versions.text(), bar.prev.isEnabled(), bar.next.isEnabled()
+
 
 @pytest.fixture
 def page(qtbot: Any, tmp_path: Path, a_plan: Any) -> Iterator[Page]:
@@ -247,11 +258,11 @@ def test_regenerate_starts_a_new_reply_and_the_versions_show_after_reopening(
     qtbot.waitUntil(lambda: page.window.chat.messages() == [], timeout=WAIT_MS)
     page.open_from_sidebar(qtbot, conv)
     assert page.shown() == [("user", "Name a colour"), ("assistant", "Green.")]
-    assert "‹ 2/2 ›" in page.text()
+    assert page.versions(1) == ("2/2", True, False)
     page.link("hearth:prev/1")
     qtbot.waitUntil(lambda: page.shown() == [("user", "Name a colour"), ("assistant", "Blue.")],
                     timeout=WAIT_MS)
-    assert "‹ 1/2 ›" in page.text()
+    assert page.versions(1) == ("1/2", False, True)
     page.link("hearth:next/1")
     qtbot.waitUntil(lambda: page.shown()[-1] == ("assistant", "Green."), timeout=WAIT_MS)
 
@@ -285,7 +296,7 @@ def test_edit_fills_the_input_esc_cancels_and_send_makes_a_branch(qtbot: Any,
     # The old question and its reply are kept as the other version.
     qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     page.open_from_sidebar(qtbot, conv)
-    assert "‹ 2/2 ›" in page.text()
+    assert page.versions(0) == ("2/2", True, False)
     page.link("hearth:prev/0")
     qtbot.waitUntil(lambda: page.shown() == [("user", "What is 2+2?"), ("assistant", "4")],
                     timeout=WAIT_MS)
@@ -423,14 +434,17 @@ def test_deleting_the_open_conversation_starts_a_new_one(qtbot: Any, page: Page,
     conv = page.conv_id(qtbot)
     questions: list[str] = []
 
-    def yes(_parent: Any, _title: str, question: str) -> bool:
+    actions: list[str] = []
+
+    def yes(_parent: Any, _title: str, question: str, action: str = "", keep: str = "") -> bool:
         questions.append(question)
+        actions.append(action)
         return True
 
-    monkeypatch.setattr(sidebar, "_confirm", yes)  # the injected Yes/No dialog
+    monkeypatch.setattr(sidebar, "_confirm", yes)  # the injected confirmation
     qtbot.waitUntil(lambda: sidebar.selected_id() == conv, timeout=WAIT_MS)
     sidebar.delete_selected()
-    assert len(questions) == 1 and "Delete me" in questions[0]
+    assert len(questions) == 1 and "Delete me" in questions[0] and actions == ["Delete"]
     assert page.session.transcript.conversation_id is None
     assert window.chat.messages() == [] and "Gone soon" not in page.text()
     qtbot.waitUntil(lambda: [r.title for r in sidebar.rows()] == ["Keep me"], timeout=WAIT_MS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QLocale, Qt
 from PySide6.QtWidgets import QWidget
 
 from app.chat.sampling import FIELDS, PRESETS, Sampling
@@ -163,3 +163,20 @@ def test_leaving_the_prompt_emits_at_once(qtbot: Any) -> None:
     assert seen == []
     panel.fields["temperature"].setFocus()
     qtbot.waitUntil(lambda: seen == ["Short answers."], timeout=10_000)
+
+
+def test_the_defaults_are_shown_in_the_locales_format_and_a_comma_is_read(
+        qtbot: Any, panel: ChatSettingsPanel, emitted: list[Any]) -> None:
+    QLocale.setDefault(QLocale("de_DE"))
+    try:
+        panel.set_values("", Sampling(top_p=0.9), Sampling(temperature=0.8, top_k=40))
+        assert panel.fields["temperature"].placeholderText() == "model default: 0,8"
+        assert panel.fields["top_k"].placeholderText() == "model default: 40"
+        assert panel.fields["top_p"].text() == "0,9"  # a value shown as the person types it
+        assert "Range: 0 to 5." in panel.fields["temperature"].toolTip()
+        panel.fields["temperature"].setText("0,7")
+        panel.flush()
+        assert emitted[-1] == ("", Sampling(temperature=0.7, top_p=0.9))
+        assert not panel.error.isVisible()
+    finally:
+        QLocale.setDefault(QLocale("en_US"))

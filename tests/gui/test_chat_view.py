@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication
 from app.chat.message import Message
 from app.chat.render import CURSOR_MARK
 from app.ui.chat_view import ChatView
+from app.ui.style import tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -194,7 +195,7 @@ def test_streaming_shows_the_mark_and_a_finished_message_goes_before_the_live_on
     assert CURSOR_MARK not in view.toPlainText() and "Hel" not in view.toPlainText()
     live.note = "Stopped."
     view.append_message(live)
-    assert view.toPlainText().endswith("Hel\nStopped.\nCopy  ·  Regenerate")
+    assert view.toPlainText().endswith("Assistant\nHel\nStopped.")  # actions are buttons now
     view.set_messages([])
     assert view.toPlainText() == "Say hello."
     view.set_live(Message("assistant", "first"))  # a reply with nothing before it
@@ -406,7 +407,10 @@ def test_colours_follow_the_palette(qtbot: Any, tmp_path: Path) -> None:
     view.setPalette(dark_palette(view.palette()))  # the user switched to a dark theme
     settle()
     dark = view.theme()
-    assert dark.dark and dark.text == "#e6e6e6" and dark.base == "#1e1e1e"
+    # The colours are the design tokens of the scheme the palette shows, not the palette's own.
+    assert light.text == tokens.LIGHT.text and light.base == tokens.LIGHT.raised_surface
+    assert dark.dark and dark.text == tokens.DARK.text and dark.base == tokens.DARK.raised_surface
+    assert dark.code_bg == tokens.DARK.sunken and dark.assistant == tokens.DARK.accent
     html = view.document().toHtml().lower()
     assert dark.code_bg in html and light.code_bg.lower() not in html
     assert view.toPlainText().endswith(f"two\n{CURSOR_MARK}")  # the live reply was kept
@@ -423,6 +427,10 @@ def test_copy_links_copy_the_message_and_each_code_block(qtbot: Any) -> None:
     view.set_messages([Message("user", "How?"), reply])
     html = view.toHtml()
     assert "hearth:copy-code/1/0" in html and "hearth:copy-code/1/1" in html
+    # Each code block has a header with its language and its Copy link (an icon before it).
+    lines = view.toPlainText().splitlines()
+    assert [" ".join(line.split()) for line in lines if line.strip().endswith("Copy")] == \
+        ["python Copy", "sh Copy"]
     copied: list[str] = []
     view.copied.connect(copied.append)
     clipboard = QApplication.clipboard()
@@ -434,25 +442,149 @@ def test_copy_links_copy_the_message_and_each_code_block(qtbot: Any) -> None:
 
 def test_a_model_cannot_make_its_own_action_links(qtbot: Any) -> None:
     view = make_view(qtbot)
-    hostile = Message("assistant", "[click](hearth:regenerate/0) <a href='hearth:edit/0'>x</a>")
+    hostile = Message("assistant", "[click](hearth:regenerate/0) <a href='hearth:edit/0'>x</a> "
+                                   "[code](hearth:copy-code/0/0) [t](hearth:think/0)")
     view.set_messages([Message("user", "q"), hostile])
     html = view.toHtml()
-    assert 'href="hearth:regenerate/0"' not in html
-    assert html.count('href="hearth:edit/0"') == 1  # the view's own, under the question
-    assert 'href="hearth:regenerate/1"' in html  # the view's own link, under the reply
+    assert 'href="hearth:' not in html  # no action is a link any more, and none can be made
+    assert "click" in view.toPlainText()
+    got: list[tuple[str, Message]] = []
+    view.action.connect(lambda kind, m: got.append((kind, m)))
+    view.anchorClicked.emit(QUrl("hearth:regenerate/0"))  # a user's question: no such action
+    assert got == []
+
+
+def _hover(qtbot: Any, view: ChatView, index: int) -> None:
+    rect = view.message_rect(index).translated(0, -view.verticalScrollBar().value())
+    qtbot.mouseMove(view.viewport(), rect.center().toPoint())
+    settle()
+
+
+def test_the_action_bar_shows_icon_buttons_for_the_message_under_the_mouse(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.resize(600, 500)
+    q = Message("user", "q", id=1, siblings=(1, 5))
+    a = Message("assistant", "a", id=2)
+    view.set_messages([q, a])
+    bar = view.message_bar()
+    assert bar.isHidden()
+    _hover(qtbot, view, 0)
+    assert bar.isVisible() and bar.index == 0
+    assert [b.accessibleName() for b in bar.buttons()] == [
+        "Copy the message", "Edit this message and send it again", "Previous version",
+        "Next version"]
+    assert all(not b.icon().isNull() and not b.text() and b.toolTip() for b in bar.buttons())
+    assert bar.versions.text() == "1/2" and not bar.prev.isEnabled() and bar.next.isEnabled()
+    assert bar.versions.accessibleName() == "Version 1 of 2"
+    # Over its message, at its top right.
+    rect = view.message_rect(0).translated(0, -view.verticalScrollBar().value())
+    assert rect.left() < bar.geometry().center().x() and bar.geometry().right() <= rect.right()
+    _hover(qtbot, view, 1)
+    assert bar.index == 1 and not bar.regenerate.isHidden() and bar.edit.isHidden()
+    assert bar.prev.isHidden() and bar.versions.isHidden()  # one version: no arrows
+
+
+def test_a_reply_that_ends_under_a_still_mouse_gets_its_action_bar(qtbot: Any) -> None:
+    # "Write this reply again" clicked, the mouse left where it was: the reply streams in
+    # under it and, once it has ended, its bar shows without the mouse having to move.
+    view = make_view(qtbot)
+    view.resize(600, 500)
+    q = Message("user", "q", id=1)
+    a = Message("assistant", "a\n\nb\n\nc", id=2)
+    view.set_messages([q, a])
+    bar = view.message_bar()
+    _hover(qtbot, view, 1)
+    assert bar.isVisible() and bar.index == 1
+    view.set_messages([q])  # the old reply goes; the new one streams under the mouse
+    assert bar.isHidden()
+    again = Message("assistant", "a\n\nb\n\nc, again", id=3)
+    view.set_live(again)
+    assert bar.isHidden()  # the reply being streamed has no actions yet
+    view.set_live(None)
+    view.append_message(again)
+    settle()
+    assert bar.isVisible() and bar.index == 1 and bar.message is again
 
 
 def test_edit_regenerate_and_versions_are_reported_with_their_message(qtbot: Any) -> None:
     view = make_view(qtbot)
+    view.resize(600, 500)
     q = Message("user", "q", id=1, siblings=(1, 5))
     a = Message("assistant", "a", id=2)
     view.set_messages([q, a])
-    assert "2/2" not in view.toPlainText() and "1/2" in view.toPlainText()
     got: list[tuple[str, Message]] = []
     view.action.connect(lambda kind, m: got.append((kind, m)))
-    for href in ("hearth:edit/0", "hearth:regenerate/1", "hearth:next/0", "hearth:edit/9"):
-        _click(view, href)
-    assert got == [("edit", q), ("regenerate", a), ("next", q)]
+    bar = view.message_bar()
+    _hover(qtbot, view, 0)
+    qtbot.mouseClick(bar.edit, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(bar.prev, Qt.MouseButton.LeftButton)  # disabled at the first version
+    qtbot.mouseClick(bar.next, Qt.MouseButton.LeftButton)
+    _hover(qtbot, view, 1)
+    qtbot.mouseClick(bar.regenerate, Qt.MouseButton.LeftButton)
+    assert got == [("edit", q), ("next", q), ("regenerate", a)]
+    copied: list[str] = []
+    view.copied.connect(copied.append)
+    qtbot.mouseClick(bar.copy, Qt.MouseButton.LeftButton)
+    assert QApplication.clipboard().text() == "a" and copied == ["the message"]
+
+
+def test_the_actions_are_reachable_from_the_keyboard(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.resize(600, 500)
+    q = Message("user", "q", id=1, siblings=(1, 5))
+    a = Message("assistant", "a", id=2)
+    view.set_messages([q, a])
+    got: list[tuple[str, Message]] = []
+    view.action.connect(lambda kind, m: got.append((kind, m)))
+    view.activateWindow()
+    qtbot.waitUntil(view.isActiveWindow)
+    view.setFocus()
+    bar = view.message_bar()
+    qtbot.keyClick(view, Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)  # the last message
+    assert view.current_message() == 1 and bar.isVisible() and bar.index == 1
+    qtbot.keyClick(view, Qt.Key.Key_Up, Qt.KeyboardModifier.AltModifier)
+    assert view.current_message() == 0 and bar.index == 0
+    # Tab goes into its bar; Space presses the focused button.
+    assert view.focusNextPrevChild(True)
+    assert bar.copy.hasFocus()
+    bar.edit.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Space)
+    assert got == [("edit", q)]
+    assert bar.isVisible() and bar.index == 0  # it stays while the keyboard is in it
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_Escape)
+    assert view.current_message() == -1 and bar.isHidden()
+
+
+def test_the_reply_being_streamed_has_no_action_bar(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.resize(600, 500)
+    view.set_messages([Message("user", "q")])
+    view.set_live(Message("assistant", "streaming"))
+    settle()
+    _hover(qtbot, view, 1)
+    assert view.message_bar().isHidden()
+    got: list[object] = []
+    view.action.connect(lambda kind, m: got.append(kind))
+    view.anchorClicked.emit(QUrl("hearth:regenerate/1"))  # nor any action through a link
+    assert got == []
+
+
+def test_each_message_is_a_block_named_by_its_role(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.resize(600, 500)
+    reply = Message("assistant", "a", meta={"source": {"kind": "local", "model": "Qwen.gguf"}})
+    view.set_messages([Message("user", "**bold** question"), reply])
+    text = view.toPlainText()
+    assert text.startswith("You\nbold question\nQwen.gguf\na"), text  # the user's is Markdown
+    first, second = view.message_rect(0), view.message_rect(1)
+    assert first.bottom() <= second.top() and first.height() > 0 and second.height() > 0
+    # The user's block is tinted; the reply's is not.
+    settle()
+    image = view.viewport().grab().toImage()
+    inside = first.topLeft().toPoint() + QPoint(3, int(first.height()) // 2)
+    outside = second.topLeft().toPoint() + QPoint(3, int(second.height()) // 2)
+    assert image.pixelColor(inside) != image.pixelColor(outside)
 
 
 def test_reasoning_is_folded_with_its_length_and_unfolds_on_click(qtbot: Any) -> None:

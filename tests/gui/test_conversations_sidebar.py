@@ -35,6 +35,7 @@ class Dialogs:
     asked_text: list[tuple[str, str]] = field(default_factory=list)
     asked_path: list[tuple[str, str]] = field(default_factory=list)
     asked_confirm: list[tuple[str, str]] = field(default_factory=list)
+    confirm_actions: list[str] = field(default_factory=list)
 
     def ask_text(self, _parent: QWidget, label: str, current: str) -> str | None:
         self.asked_text.append((label, current))
@@ -44,8 +45,10 @@ class Dialogs:
         self.asked_path.append((suggested, filter_))
         return self.path
 
-    def confirm(self, _parent: QWidget, title: str, question: str) -> bool:
+    def confirm(self, _parent: QWidget, title: str, question: str, action: str = "",
+                keep: str = "") -> bool:
         self.asked_confirm.append((title, question))
+        self.confirm_actions.append(action)
         return self.yes
 
 
@@ -126,9 +129,9 @@ def setup(qtbot: Any, tmp_path: Path) -> Iterator[Setup]:
         store.close()
 
 
-def test_pinned_rows_come_first_under_a_heading(setup: Setup) -> None:
+def test_pinned_rows_come_first_then_today_under_headings(setup: Setup) -> None:
     sidebar = setup.sidebar
-    assert _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Beta", "Alpha"]
+    assert _shown(sidebar) == ["Pinned", "Gamma", "Today", "Beta", "Alpha"]
     for heading in (_line(sidebar, 0), _line(sidebar, 2)):
         assert heading.flags() == Qt.ItemFlag.NoItemFlags  # not selectable, not a conversation
         assert heading.data(Qt.ItemDataRole.FontRole).bold()
@@ -137,21 +140,22 @@ def test_pinned_rows_come_first_under_a_heading(setup: Setup) -> None:
     assert _line(sidebar, 3).data(Qt.ItemDataRole.ToolTipRole) == "3 messages"
 
 
-def test_without_pinned_rows_there_is_no_heading(qtbot: Any, setup: Setup) -> None:
+def test_without_pinned_rows_only_the_day_heading(qtbot: Any, setup: Setup) -> None:
     setup.service.set_pinned(setup.ids["Gamma"], False)
-    qtbot.waitUntil(lambda: _shown(setup.sidebar) == ["Gamma", "Beta", "Alpha"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: _shown(setup.sidebar) == ["Today", "Gamma", "Beta", "Alpha"],
+                    timeout=WAIT_MS)
 
 
 def test_pin_and_unpin(qtbot: Any, setup: Setup) -> None:
     sidebar = setup.sidebar
     _select(sidebar, "Alpha")
     sidebar.toggle_pin_selected()
-    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Alpha", "Recent", "Beta"],
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Alpha", "Today", "Beta"],
                     timeout=WAIT_MS)
     assert {s.title for s in _stored(setup.store) if s.pinned} == {"Alpha", "Gamma"}
     _select(sidebar, "Gamma")
     sidebar.toggle_pin_selected()
-    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Alpha", "Recent", "Gamma", "Beta"],
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Alpha", "Today", "Gamma", "Beta"],
                     timeout=WAIT_MS)
     assert {s.title for s in _stored(setup.store) if s.pinned} == {"Alpha"}
 
@@ -173,17 +177,17 @@ def test_search_filters_by_message_text_after_the_pause(qtbot: Any, setup: Setup
     # The search waits for a pause: each key started the pause's timer again.
     pause = sidebar._search_timer
     assert pause.isActive() and pause.isSingleShot() and pause.interval() == SEARCH_DELAY_MS
-    assert _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Beta", "Alpha"]
-    qtbot.waitUntil(lambda: _shown(sidebar) == ["Alpha"], timeout=WAIT_MS)
+    assert _shown(sidebar) == ["Pinned", "Gamma", "Today", "Beta", "Alpha"]
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Today", "Alpha"], timeout=WAIT_MS)
     assert queries == ["SOURDOUGH"]  # one search for the whole word
 
     sidebar.search.setText("Lisbon")
-    qtbot.waitUntil(lambda: _shown(sidebar) == ["Beta"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Today", "Beta"], timeout=WAIT_MS)
     sidebar.search.setText("no such words anywhere")
     qtbot.waitUntil(lambda: _shown(sidebar) == ["No matches."], timeout=WAIT_MS)
     assert _line(sidebar, 0).flags() == Qt.ItemFlag.NoItemFlags
     sidebar.search.clear()
-    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Beta", "Alpha"],
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Today", "Beta", "Alpha"],
                     timeout=WAIT_MS)
 
 
@@ -191,11 +195,11 @@ def test_a_change_keeps_the_search(qtbot: Any, setup: Setup) -> None:
     """The list asked for again after a change (a rename) still has the search applied."""
     sidebar = setup.sidebar
     sidebar.search.setText("sourdough")
-    qtbot.waitUntil(lambda: _shown(sidebar) == ["Alpha"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Today", "Alpha"], timeout=WAIT_MS)
     setup.dialogs.text = "Bread"
     _select(sidebar, "Alpha")
     sidebar.rename_selected()
-    qtbot.waitUntil(lambda: _shown(sidebar) == ["Bread"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Today", "Bread"], timeout=WAIT_MS)
 
 
 def test_rename_through_the_dialog(qtbot: Any, setup: Setup) -> None:
@@ -209,7 +213,7 @@ def test_rename_through_the_dialog(qtbot: Any, setup: Setup) -> None:
     dialogs.text = "  Trip \n to   Lisbon "
     sidebar.rename_selected()
     qtbot.waitUntil(lambda: "Trip to Lisbon" in _shown(sidebar), timeout=WAIT_MS)
-    assert _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Trip to Lisbon", "Alpha"]
+    assert _shown(sidebar) == ["Pinned", "Gamma", "Today", "Trip to Lisbon", "Alpha"]
     titles = {s.id: s.title for s in _stored(setup.store)}
     assert titles[setup.ids["Beta"]] == "Trip to Lisbon"
     assert titles[setup.ids["Alpha"]] == "Alpha" and titles[setup.ids["Gamma"]] == "Gamma"
@@ -225,17 +229,18 @@ def test_delete_asks_and_no_deletes_nothing(qtbot: Any, setup: Setup) -> None:
     assert len(dialogs.asked_confirm) == 1
     title, question = dialogs.asked_confirm[0]
     assert title == "Delete conversation"
+    assert dialogs.confirm_actions == ["Delete"]  # a named action, not Yes / No
     assert "Beta" in question and "3 messages" in question and "cannot be undone" in question
     qtbot.wait(300)
     assert setup.store.flush(5)
     assert deleted == []
     assert sorted(s.title for s in _stored(setup.store)) == ["Alpha", "Beta", "Gamma"]
-    assert _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Beta", "Alpha"]
+    assert _shown(sidebar) == ["Pinned", "Gamma", "Today", "Beta", "Alpha"]
 
     dialogs.yes = True
     sidebar.delete_selected()
     assert deleted == [setup.ids["Beta"]]
-    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Alpha"],
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Today", "Alpha"],
                     timeout=WAIT_MS)
     assert sorted(s.title for s in _stored(setup.store)) == ["Alpha", "Gamma"]
     messages = setup.store.call(
@@ -336,7 +341,7 @@ def test_f2_renames_and_delete_deletes_the_selected_row(qtbot: Any, setup: Setup
     qtbot.keyClick(sidebar.list, Qt.Key.Key_Delete)
     assert len(dialogs.asked_confirm) == 1 and "Beta" in dialogs.asked_confirm[0][1]
     assert deleted == [setup.ids["Beta"]]
-    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Recent", "Bread"],
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Today", "Bread"],
                     timeout=WAIT_MS)
     assert sorted(s.title for s in _stored(setup.store)) == ["Bread", "Gamma"]
 
@@ -346,3 +351,67 @@ def test_f2_renames_and_delete_deletes_the_selected_row(qtbot: Any, setup: Setup
     qtbot.keyClick(sidebar.search, Qt.Key.Key_F2)
     qtbot.keyClick(sidebar.search, Qt.Key.Key_Delete)
     assert len(dialogs.asked_text) == 1 and len(dialogs.asked_confirm) == 1
+
+
+def test_the_row_actions_show_on_the_row_under_the_mouse_and_act_on_it(
+        qtbot: Any, setup: Setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    sidebar = setup.sidebar
+    qtbot.waitExposed(sidebar)
+    bar = sidebar.actions_bar
+    assert not bar.isVisible()
+    sidebar._on_hover(_find(sidebar, "Beta"))  # what the list's entered signal reports
+    row = sidebar.list.visualRect(_find(sidebar, "Beta"))
+    assert bar.isVisible() and row.contains(bar.geometry().center())
+    assert bar.pin.accessibleName() == "Pin to top" and bar.more.accessibleName() == "More actions"
+    qtbot.mouseClick(bar.pin, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: _shown(sidebar) == ["Pinned", "Gamma", "Beta", "Today", "Alpha"],
+                    timeout=WAIT_MS)
+    sidebar._on_hover(_find(sidebar, "Beta"))
+    assert bar.pin.accessibleName() == "Unpin"
+    # "More" opens the row's menu: rename, pin, export, delete.
+    shown: list[list[str]] = []
+    real_menu = sidebar.menu
+
+    class Shown:  # the menu as built, recorded instead of opened (exec would wait for a person)
+        def exec(self, *_args: Any) -> None:
+            shown.append([a.text() for a in real_menu().actions() if not a.isSeparator()])
+
+    monkeypatch.setattr(sidebar, "menu", Shown)
+    sidebar._on_hover(_find(sidebar, "Alpha"))
+    qtbot.mouseClick(bar.more, Qt.MouseButton.LeftButton)
+    assert shown == [["Rename…", "Pin to top", "Export as Markdown…", "Export as JSON…",
+                      "Delete…"]]
+    assert sidebar.selected_id() == setup.ids["Alpha"]  # the menu acts on the row it was for
+    # The keyboard: the actions follow the current row while the list has the focus.
+    sidebar.activateWindow()
+    sidebar.list.setFocus()
+    qtbot.waitUntil(sidebar.list.hasFocus, timeout=WAIT_MS)
+    qtbot.keyClick(sidebar.list, Qt.Key.Key_Up)
+    assert bar.isVisible() and bar.conv_id == sidebar.selected_id()
+
+
+def test_no_conversations_says_so_with_a_new_chat_button(qtbot: Any, tmp_path: Path) -> None:
+    store = StoreService(StoreThread(lambda: open_database(tmp_path / "h.sqlite3",
+                                                           legacy=LegacySources())))
+    service = ConversationService(store)
+    sidebar = ConversationsSidebar(service)
+    qtbot.addWidget(sidebar)
+    sidebar.show()
+    try:
+        qtbot.waitUntil(lambda: sidebar.empty.isVisible(), timeout=WAIT_MS)
+        assert not sidebar.list.isVisible()
+        assert sidebar.empty.title.text() == "No conversations yet"
+        assert sidebar.empty.action.text() == "New chat"
+        with qtbot.waitSignal(sidebar.new_requested):
+            qtbot.mouseClick(sidebar.empty.action, Qt.MouseButton.LeftButton)
+        # A search that finds nothing is a list saying so, not "no conversations".
+        sidebar.search.setText("anything")
+        qtbot.waitUntil(lambda: _shown(sidebar) == ["No matches."], timeout=WAIT_MS)
+        assert sidebar.list.isVisible() and not sidebar.empty.isVisible()
+        _seed(store, "First", ("user", "hello"))
+        sidebar.clear_search()
+        qtbot.waitUntil(lambda: _shown(sidebar) == ["Today", "First"], timeout=WAIT_MS)
+        assert sidebar.list.isVisible() and not sidebar.empty.isVisible()
+    finally:
+        sidebar.close()
+        store.close()

@@ -17,6 +17,7 @@ from app.hub.recommended import Recommendation
 from app.hub.types import HubError, UnsafeNameError
 from app.hub.verdict import Fit
 from app.ui.discover import CHECKING, DiscoverTab
+from app.ui.repo_files import ChipDelegate
 from tests.gui import model_fakes as mf
 
 
@@ -80,8 +81,9 @@ def test_unreachable_banner_retry_and_hiding_when_results_arrive(env: Any, qtbot
     assert not env.tab.banner.isVisible()
     env.hub.unreachable.emit("Hugging Face cannot be reached (no network connection). Check the "
                              "connection and press Retry.")
-    assert env.tab.banner.isVisible()
+    assert env.tab.banner.isVisible() and env.tab.banner.tone == "warning"
     assert env.tab.banner_label.text().count("Hugging Face cannot be reached") == 1
+    assert env.tab.retry_btn.isVisible() and env.tab.retry_btn.accessibleName() == "Retry"
     # Everything else stays usable.
     assert env.tab.search_edit.isEnabled() and env.tab.search_btn.isEnabled()
     qtbot.mouseClick(env.tab.retry_btn, Qt.MouseButton.LeftButton)
@@ -144,9 +146,11 @@ def test_recommended_hides_entries_that_do_not_fit(env: Any) -> None:
     assert not cards["b/big-GGUF"].isVisible()
     assert cards["c/slow-GGUF"].isVisible()
     assert cards["a/small-GGUF"].verdict_label.text() == "Fits on the GPU · 32k context"
+    assert cards["a/small-GGUF"].verdict_label.property("chip") == "success"  # words + tone
     assert cards["a/small-GGUF"].verdict_label.toolTip().startswith("• ")
     assert "800 MB" in cards["a/small-GGUF"].size_label.text()
     assert cards["c/slow-GGUF"].verdict_label.text() == CHECKING
+    assert cards["c/slow-GGUF"].verdict_label.property("chip") == "muted"
     # A live verdict for the entry's file: it turns out not to fit, and disappears.
     env.hub.verdict.emit("c/slow-GGUF", "slow-Q4_K_M.gguf", mf.verdict(Fit.NO_FIT))
     assert not cards["c/slow-GGUF"].isVisible()
@@ -177,6 +181,9 @@ def test_repo_page_facts_split_row_mmproj_and_late_verdicts(env: Any, qtbot: Any
     q4 = row_of(env.tab, "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf")
     assert fit_text(env.tab, q4) == CHECKING
     assert isinstance(button(env.tab, q4), QPushButton)
+    assert button(env.tab, q4).accessibleName() == "Download Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf"
+    # The fit column is drawn as chips (words in a rounded outline of the verdict's tone).
+    assert isinstance(env.tab.files.itemDelegateForColumn(env.tab.COL_FIT), ChipDelegate)
     v = mf.verdict(Fit.PARTIAL, n_ctx=8192, gpu_layers=20)
     env.hub.verdict.emit(d.repo_id, "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", v)
     assert fit_text(env.tab, q4) == v.label()
@@ -224,7 +231,8 @@ def test_download_button_enqueues_the_group(env: Any, qtbot: Any) -> None:
     (name, details, group), = env.downloads.calls
     assert name == "enqueue" and details is d
     assert group.name == "Meta-Llama-3.1-8B-Instruct-Q8_0.gguf" and group.split
-    assert "queued" in env.tab.message.text()
+    assert env.tab.message.isVisible() and env.tab.message.tone == "info"
+    assert "queued" in env.tab.message.text.text()
 
 
 def test_enqueue_error_is_shown_as_a_message_line(env: Any, qtbot: Any) -> None:
@@ -233,15 +241,16 @@ def test_enqueue_error_is_shown_as_a_message_line(env: Any, qtbot: Any) -> None:
                                            "disk ('../x'). Nothing was downloaded.")
     row = row_of(env.tab, "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf")
     qtbot.mouseClick(button(env.tab, row), Qt.MouseButton.LeftButton)
-    assert env.tab.message.isVisible()
-    assert "Nothing was downloaded" in env.tab.message.text()
+    assert env.tab.message.isVisible() and env.tab.message.tone == "danger"
+    assert "Nothing was downloaded" in env.tab.message.text.text()
     assert isinstance(env.downloads.refuse, HubError)
 
 
 def test_failed_is_shown_and_the_page_says_it_did_not_load(env: Any) -> None:
     env.tab.open_repo("nobody/missing-GGUF")
     env.hub.failed.emit("The repository nobody/missing-GGUF does not exist.")
-    assert env.tab.message.isVisible() and "does not exist" in env.tab.message.text()
+    assert env.tab.message.isVisible() and "does not exist" in env.tab.message.text.text()
+    assert env.tab.message.tone == "danger"
     assert "could not be loaded" in env.tab.facts.text()
 
 
@@ -287,3 +296,35 @@ def test_hostile_names_and_card_are_shown_as_text(env: Any, monkeypatch: Any) ->
     env.tab.search()
     env.hub.results.emit([mf.summary(HOSTILE_NAME)], False, False)
     assert results(env.tab)[0].startswith('<img src="file:///etc/passwd">')
+
+
+def test_no_results_say_why_and_lead_back_to_the_recommended_list(env: Any, qtbot: Any) -> None:
+    env.tab.search_edit.setText("nothing like this")
+    env.tab.search()
+    assert env.tab.results_status.isVisible() and "Searching" in env.tab.results_status.text()
+    env.hub.results.emit([], False, False)
+    empty = env.tab.no_results
+    assert empty.isVisible() and not env.tab.results.isVisible()
+    assert "nothing like this" in empty.body.text() and not env.tab.results_status.isVisible()
+    env.tab.search()  # again, offline this time: the state says so
+    env.hub.unreachable.emit("Hugging Face cannot be reached (no network connection).")
+    assert empty.isVisible() and "cannot be reached" in empty.body.text()
+    qtbot.mouseClick(empty.action, Qt.MouseButton.LeftButton)
+    assert env.tab.query() == "" and env.tab.left.currentIndex() == 0
+    env.tab.search_edit.setText("llama")
+    env.tab.search()
+    env.hub.results.emit([mf.summary("a/b-GGUF")], False, False)
+    assert env.tab.results.isVisible() and not empty.isVisible()
+
+
+def test_counts_are_written_in_the_locales_format() -> None:
+    from PySide6.QtCore import QLocale
+
+    from app.ui.search_results import human_count
+
+    assert [human_count(n) for n in (950, 987_700, 1_234_567)] == ["950", "987.7k", "1.2M"]
+    QLocale.setDefault(QLocale("de_DE"))
+    try:
+        assert [human_count(n) for n in (950, 987_700, 1_234_567)] == ["950", "987,7k", "1,2M"]
+    finally:
+        QLocale.setDefault(QLocale("en_US"))

@@ -11,12 +11,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from typing import Any
 
 from PySide6.QtCore import QModelIndex
-from PySide6.QtGui import QPalette
 
-from app.ui.common import text_color
+from app.ui.common import tone_color
 from app.ui.download_list import PROGRESS_STEPS, DownloadListModel, Role, row_status
-from app.ui.download_row import ERROR_HUE
 from app.ui.downloads_view import DownloadsView
+from app.ui.style.sheet import stylesheet
 from tests.gui import model_fakes as mf
 
 GB = 1_000_000_000
@@ -100,7 +99,7 @@ def test_the_whole_list_again_updates_in_place_unless_the_list_changed() -> None
 
 def test_the_view_updates_one_row_widget_on_progress(qtbot: Any) -> None:
     downloads = mf.FakeDownloads(rows())
-    view = DownloadsView(downloads, confirm=lambda *_a: False)
+    view = DownloadsView(downloads, confirm=lambda *_a, **_k: False)
     qtbot.addWidget(view)
     view.resize(900, 600)
     view.show()
@@ -126,14 +125,17 @@ def test_the_view_updates_one_row_widget_on_progress(qtbot: Any) -> None:
 
 
 def test_status_colour_is_the_one_drawn(qtbot: Any) -> None:
-    """Inside an item view a label draws with the Text role unless told otherwise: the error
-    colour is given to WindowText, so that must be the role the status draws with."""
-    view = DownloadsView(mf.FakeDownloads(rows()), confirm=lambda *_a: False)
+    """Inside an item view a label draws with the Text role unless told otherwise: the row's
+    status takes its colour from the stylesheet's tone, and that must be what is drawn."""
+    view = DownloadsView(mf.FakeDownloads(rows()), confirm=lambda *_a, **_k: False)
     qtbot.addWidget(view)
+    view.setStyleSheet(stylesheet("light", 10.0))  # the application's sheet, on this view only
     view.show()
     bad = view.row_widget("bad")
     assert bad is not None
     status = bad.status
-    assert status.foregroundRole() == QPalette.ColorRole.WindowText
-    assert status.palette().color(status.foregroundRole()) == \
-        text_color(bad.palette(), ERROR_HUE)
+    assert status.property("tone") == "danger"
+    image = status.grab().toImage()
+    drawn = {image.pixelColor(x, y).name() for x in range(image.width())
+             for y in range(image.height())}
+    assert tone_color("danger").name() in drawn

@@ -33,10 +33,12 @@ def rows() -> list[Any]:
 
 @pytest.fixture
 def env(qtbot: Any) -> Any:
-    e = SimpleNamespace(downloads=mf.FakeDownloads(rows()), answer=True, asked=[])
+    e = SimpleNamespace(downloads=mf.FakeDownloads(rows()), answer=True, asked=[], actions=[])
 
-    def confirm(parent: Any, title: str, question: str) -> bool:
+    def confirm(parent: Any, title: str, question: str, action: str = "",
+                keep: str = "") -> bool:
         e.asked.append(question)
+        e.actions.append((action, keep))
         return bool(e.answer)
 
     e.view = DownloadsView(e.downloads, confirm=confirm)
@@ -97,6 +99,7 @@ def test_cancel_asks_first(env: Any, qtbot: Any) -> None:
     env.answer = False
     qtbot.mouseClick(env.view.row_widget("run").cancel_btn, Qt.MouseButton.LeftButton)
     assert len(env.asked) == 1 and "delete the 1.2 GB downloaded so far" in env.asked[0]
+    assert env.actions == [("Cancel download", "Keep downloading")]
     assert env.downloads.calls == []
     env.answer = True
     qtbot.mouseClick(env.view.row_widget("run").cancel_btn, Qt.MouseButton.LeftButton)
@@ -121,26 +124,66 @@ def test_progress_updates_only_that_row(env: Any) -> None:
     assert run.resume_btn.isEnabled() and not run.pause_btn.isEnabled()
 
 
-def test_changed_rebuilds_and_empty_state(env: Any) -> None:
+def test_changed_rebuilds_and_empty_state(env: Any, qtbot: Any) -> None:
     env.downloads.set_rows(rows()[:1])
     assert env.view.row_widget("wait") is None and env.view.row_widget("run") is not None
     env.downloads.set_rows([])
-    assert env.view.empty.isVisible()
+    assert env.view.empty.isVisible() and not env.view.list.isVisible()
+    assert env.view.empty.title.text() == "No downloads"
+    assert env.view.empty.action.text() == "Discover models"
+    with qtbot.waitSignal(env.view.discover_requested, timeout=1000):
+        qtbot.mouseClick(env.view.empty.action, Qt.MouseButton.LeftButton)
     assert "No downloads in progress" in env.view.total.text()
 
 
-def test_failure_is_shown(env: Any) -> None:
+def test_failure_is_shown_with_retry(env: Any, qtbot: Any) -> None:
     env.downloads.failed.emit("bad", "The disk is full.")
-    assert env.view.message.isVisible()
-    assert env.view.message.text() == "a/b · bad.gguf failed: The disk is full."
+    assert env.view.message.isVisible() and env.view.message.tone == "danger"
+    # A sentence the row does not show (it says its own error) is in the banner whole.
+    assert env.view.message.text.text() == "a/b · bad.gguf failed: The disk is full."
+    assert env.view.message.action.isVisible()
+    assert env.view.message.action.text() == "Retry"
+    qtbot.mouseClick(env.view.message.action, Qt.MouseButton.LeftButton)
+    assert env.downloads.calls == [("retry", "bad")]
+    assert not env.view.message.isVisible()
+
+
+def test_states_in_words_and_tones(env: Any) -> None:
+    tones = {r.id: env.view.row_widget(r.id).status.property("tone") for r in rows()}
+    assert tones == {"run": "muted", "wait": "muted", "held": "muted", "bad": "danger",
+                     "ok": "success"}
+    ok = env.view.row_widget("ok")
+    assert ok.status.text() == "Done · 1.0 GB · in the library"
+    assert not ok.bar.isVisibleTo(ok)  # done: the words say it
+    assert env.view.row_widget("run").bar.isVisibleTo(env.view.row_widget("run"))
+    # Icon buttons, named for the download they act on.
+    run = env.view.row_widget("run")
+    assert run.pause_btn.toolTip() == "Pause"
+    assert run.pause_btn.accessibleName() == "Pause a/b · run.gguf"
+    assert run.cancel_btn.accessibleName() == "Cancel a/b · run.gguf"
+    for w in (run.pause_btn, run.resume_btn, run.retry_btn, run.cancel_btn):
+        assert not w.icon().isNull()
 
 
 def test_hostile_title_is_plain_text(qtbot: Any) -> None:
     title = '<img src="file:///etc/passwd"> <b>x</b>'
     downloads = mf.FakeDownloads([mf.download_row("h", title, "failed", 0, 10,
                                                   error="<img src=file:///etc/passwd>")])
-    view = DownloadsView(downloads, confirm=lambda *_a: False)
+    view = DownloadsView(downloads, confirm=lambda *_a, **_k: False)
     qtbot.addWidget(view)
     for label in view.findChildren(QLabel):
-        assert label.textFormat() == Qt.TextFormat.PlainText
+        if label.text():  # every label that shows text (pictures and empty ones show none)
+            assert label.textFormat() == Qt.TextFormat.PlainText, label.text()
     assert view.row_widget("h").title.text() == title
+
+
+def test_a_failure_the_row_shows_is_summed_up_once(env: Any, qtbot: Any) -> None:
+    """The row says why under its title, without a bar; the banner names the download and
+    offers Retry, without repeating the sentence."""
+    sentence = "The bytes do not match the Hub's checksum."
+    env.downloads.failed.emit("bad", sentence)
+    assert env.view.message.text.text() == "a/b · bad.gguf failed."
+    assert env.view.message.action.text() == "Retry"
+    bad = env.view.row_widget("bad")
+    assert bad.status.text() == sentence and not bad.bar.isVisible()
+    assert env.view.row_widget("run").bar.isVisible()

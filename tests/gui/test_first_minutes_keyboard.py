@@ -97,7 +97,7 @@ EXPECTED_MENUS = {
     "Model": {"Choose model…": "Ctrl+L", "Load": "F5", "Unload": "Shift+F5",
               "Offload settings…": "Ctrl+Shift+O"},
     "Chat": {"New chat": "Ctrl+N", "Search conversations": "Ctrl+K", "Stop reply": "Esc"},
-    "Help": {"About Hearth": ""},
+    "Help": {"Keyboard shortcuts": "F1", "About Hearth": ""},
 }
 
 

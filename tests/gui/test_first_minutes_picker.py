@@ -23,6 +23,8 @@ from PySide6.QtWidgets import QComboBox, QWidget
 
 from app.hub.verdict import Fit
 from app.services.runner_process import RunnerState
+from app.ui.picker_model import PickerRole
+from app.ui.picker_popup import section_title
 from tests.gui.model_fakes import FakeLocalModels, local_row, verdict
 
 
@@ -258,3 +260,111 @@ def a_plan(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
     path = write_header_only(tmp_path_factory.mktemp("m") / "llama-8b.gguf", LLAMA31_8B)
     return plan(read_model(path), load_report("rtx4090_24gb"))
+
+
+def shown_rows(picker: Any) -> list[str]:
+    """The names the open popup lists, in order, with the header drawn above a group's first."""
+    popup = picker.popup
+    out: list[str] = []
+    for row in range(picker.count()):
+        if popup.list.isRowHidden(row):
+            continue
+        if popup.heads_group(row):
+            out.append(f"[{section_title(picker.itemData(row, PickerRole.SECTION))}]")
+        out.append(picker.itemData(row, PickerRole.NAME))
+    return out
+
+
+def test_the_popup_groups_filters_and_is_walked_with_the_keys(qtbot: Any, with_local: Any,
+                                                              a_plan: Any) -> None:
+    from app.remote.servers import RemoteModel
+    from tests.gui.fakes import FakeRemote
+
+    window, fakes, _ = with_local(
+        ["/models/first.gguf", "/models/work/twin.gguf"],
+        [local_row("/models/first.gguf", "first.gguf", verdict=verdict(Fit.GPU)),
+         local_row("/models/work/twin.gguf", "twin.gguf", source="Folder", own=False,
+                   verdict=verdict(Fit.CPU)),
+         local_row("/lms/home/twin.gguf", "twin.gguf", source="LM Studio", own=False,
+                   quantization="Q8_0", size=8_000_000_000, verdict=verdict(Fit.NO_FIT))])
+    window.load_selected()
+    fakes.loader.finish_planning(a_plan)  # first.gguf is loaded
+    remote = FakeRemote()
+    box = remote.put("Office PC", "http://10.0.0.2:8080/v1", models=("qwen3",))
+    window.bar.picker.remote = remote
+    remote.changed.connect(window.bar.picker.refresh)
+    window.bar.picker.refresh()
+    picker = window.picker
+    picker.showPopup()
+    popup = picker.popup
+    qtbot.waitUntil(popup.list.isVisible)
+    assert picker.view() is popup.list  # what a person clicks in (tests/journeys/person.py)
+    assert shown_rows(picker) == ["[Loaded]", "first.gguf", "[On this computer]", "twin.gguf",
+                                  "twin.gguf", "[Remote]", "qwen3"]
+    # Each row says its size, quantization and where it is: namesakes are told apart.
+    details = {picker.itemData(i): picker.itemData(i, PickerRole.DETAIL)
+               for i in range(picker.count())}
+    assert details["/models/work/twin.gguf"] == f"4.9 GB · Q4_K_M · in {Path('/models/work')}"
+    assert details["/lms/home/twin.gguf"] == "8.0 GB · Q8_0 · from LM Studio"
+    assert details[RemoteModel(box.id, "qwen3").key] == "on Office PC"
+    fits = [picker.itemData(i, PickerRole.FIT) for i in range(picker.count())]
+    assert [f for f in fits if f is not None] == [summarize_fit(a_plan), Fit.CPU, Fit.NO_FIT]
+    # Typing filters (any case, every word), the first match is current; the keys walk it.
+    assert window.focusWidget() is popup.search  # the keys go to the search field
+    qtbot.keyClicks(popup.search, "TWIN")
+    assert shown_rows(picker) == ["[On this computer]", "twin.gguf", "twin.gguf"]
+    assert popup.list.currentIndex().row() == picker.findData("/models/work/twin.gguf")
+    qtbot.keyClick(popup.search, Qt.Key.Key_Down)
+    qtbot.keyClick(popup.search, Qt.Key.Key_Down)  # stops at the last row shown
+    assert popup.list.currentIndex().row() == picker.findData("/lms/home/twin.gguf")
+    qtbot.keyClick(popup.search, Qt.Key.Key_Return)
+    assert not popup.isVisible() and picker.currentData() == "/lms/home/twin.gguf"
+    assert "twin.gguf" in window.status.text()
+    # Nothing matches: it says so; Esc closes and changes nothing.
+    picker.showPopup()
+    assert popup.search.text() == "" and popup.list.currentIndex().row() == picker.currentIndex()
+    qtbot.keyClicks(popup.search, "no such model")
+    assert shown_rows(picker) == [] and popup.nothing.isVisible()
+    assert "no such model" in popup.nothing.text()
+    qtbot.keyClick(popup.search, Qt.Key.Key_Escape)
+    assert not popup.isVisible() and picker.currentData() == "/lms/home/twin.gguf"
+    # The button shows the name alone, not the whole row's label.
+    assert picker.face_text() == "twin.gguf" and "LM Studio" in picker.currentText()
+
+
+def summarize_fit(plan: Any) -> Fit:
+    from app.hub.verdict import summarize
+
+    return summarize(plan).fit
+
+
+def test_the_popup_foot_opens_a_file_or_asks_for_more_models(qtbot: Any, with_local: Any) -> None:
+    window, _, _ = with_local(["/models/first.gguf"], [])
+    picker = window.picker
+    bar_picker = window.bar.picker
+    asked: list[bool] = []
+
+    def ask() -> str:
+        asked.append(True)
+        return "/models/new.gguf"
+
+    bar_picker._ask_file = ask
+    discover: list[bool] = []
+    bar_picker.discover_requested.connect(lambda: discover.append(True))
+    picker.showPopup()
+    qtbot.mouseClick(picker.popup.more_btn, Qt.MouseButton.LeftButton)
+    assert discover == [True] and not picker.popup.isVisible()
+    picker.showPopup()
+    qtbot.mouseClick(picker.popup.open_btn, Qt.MouseButton.LeftButton)
+    assert asked == [True] and not picker.popup.isVisible()
+    assert window.selected_model() == "/models/new.gguf"
+    # "Open GGUF file…" is at the foot, not a row of the list.
+    picker.showPopup()
+    assert shown_rows(picker) == ["[On this computer]", "new.gguf", "first.gguf"]
+    # A click elsewhere closes it, as any popup; the click still lands.
+    qtbot.mouseClick(window.input, Qt.MouseButton.LeftButton)
+    assert not picker.popup.isVisible() and window.focusWidget() is window.input
+    # Esc closes it and leaves the keyboard on the button.
+    picker.showPopup()
+    qtbot.keyClick(picker.popup.search, Qt.Key.Key_Escape)
+    assert not picker.popup.isVisible() and window.focusWidget() is picker

@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGroupBox, QLabel
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel
 
 from app.hardware.report import HardwareReport
 from app.services.hardware import HardwareService
 from app.services.tasks import TaskRunner
-from app.ui.hardware_panel import HardwarePanel, MemoryBar
+from app.ui.hardware_panel import DeviceCard, HardwarePanel, MemoryBar
+from app.ui.style.palette import chart_colors
 from tests.fixtures.hardware.make_reports import load_report
 from tests.unit.hardware.fakes import fixture_json
 
@@ -40,6 +42,15 @@ def texts(panel: HardwarePanel) -> str:
     return "\n".join(lbl.text() for lbl in panel.findChildren(QLabel))
 
 
+def texts_of(widget: Any) -> str:
+    return "\n".join(lbl.text() for lbl in widget.findChildren(QLabel))
+
+
+def titles(panel: HardwarePanel) -> list[str]:
+    """The device cards' titles, in the order they are shown."""
+    return [c.title.text() for c in panel.findChildren(DeviceCard) if c.isVisibleTo(panel)]
+
+
 def test_refresh_detects_off_the_gui_thread_and_shows_every_gpu(qtbot: Any, tasks: TaskRunner) -> None:
     threads: list[threading.Thread] = []
     release = threading.Event()  # a slow driver: it answers when the test says so
@@ -61,9 +72,10 @@ def test_refresh_detects_off_the_gui_thread_and_shows_every_gpu(qtbot: Any, task
     assert threads and threads[0] is not threading.main_thread()
     assert not panel.busy and panel.refresh_button.isEnabled()
 
-    titles = [b.title() for b in panel.findChildren(QGroupBox)]
-    assert titles == ["System", "Memory", "GPU 0 · NVIDIA GeForce RTX 3090",
-                      "GPU 1 · NVIDIA GeForce RTX 3090"]
+    assert titles(panel) == ["CPU", "Memory", "GPU 0 · NVIDIA GeForce RTX 3090",
+                             "GPU 1 · NVIDIA GeForce RTX 3090", "Runtime"]
+    cpu = panel.findChild(DeviceCard, "cpu")
+    assert cpu is not None and cpu.subtitle.text() == "Intel(R) Core(TM) i9-10900K CPU @ 3.70GHz"
     bars = {b.parent().objectName(): b for b in panel.findChildren(MemoryBar, "gpu_bar")}
     gpu0 = bars["gpu_nvidia_0"]
     assert (gpu0.total, gpu0.used) == (25769803776, 608174080)
@@ -111,7 +123,7 @@ def test_failed_detection_is_shown_and_refresh_works_again(qtbot: Any, tasks: Ta
     assert panel.refresh_button.isEnabled() and panel.status.text() == "Detection failed"
     with qtbot.waitSignal(panel.report_ready, timeout=5000):
         panel.refresh()
-    assert "GPU 0 · Radeon RX 7900 XTX" in [b.title() for b in panel.findChildren(QGroupBox)]
+    assert "GPU 0 · Radeon RX 7900 XTX" in titles(panel)
 
 
 def test_first_show_detects_once(qtbot: Any, tasks: TaskRunner) -> None:
@@ -139,10 +151,12 @@ def test_screenshot_of_two_3090s_renders(qtbot: Any, tasks: TaskRunner, tmp_path
     qtbot.waitExposed(panel)
     image = panel.grab().toImage()
     assert image.width() == 720 and not image.isNull()
-    # the first GPU bar's used segment is drawn in the "used" colour
+    # the first GPU bar's used segment is drawn in the theme's "used" colour, the rest "free"
     bar = panel.findChildren(MemoryBar, "gpu_bar")[0]
     pos = bar.mapTo(panel, bar.rect().topLeft())
-    assert image.pixelColor(pos.x() + 3, pos.y() + bar.height() // 2) == MemoryBar.USED
+    mid = pos.y() + bar.height() // 2
+    assert image.pixelColor(pos.x() + 3, mid) == QColor(chart_colors().used)
+    assert image.pixelColor(pos.x() + bar.width() - 10, mid) == QColor(chart_colors().free)
 
 
 def test_runner_devices_are_merged_after_the_machine_is_shown(
@@ -165,6 +179,14 @@ def test_runner_devices_are_merged_after_the_machine_is_shown(
            "CUDA support" in all_text
     # the build lacks AVX-512: only what it can use is listed
     assert "Instruction sets: SSE3 SSSE3 AVX AVX2 F16C FMA BMI2" in all_text
+    # The runtime's card says in words what the build means, and the GPU card that it is unused.
+    runtime = panel.findChild(DeviceCard, "runtime")
+    assert runtime is not None
+    assert "This build runs models on the CPU only" in texts_of(runtime)
+    assert "CPU only" in [c.text() for c in runtime.findChildren(QLabel) if c.property("chip")]
+    gpu = panel.findChild(DeviceCard, "gpu_nvidia_0")
+    assert gpu is not None and gpu.icon._name == "monitor"
+    assert "Not used" in [c.text() for c in gpu.findChildren(QLabel) if c.property("chip")]
     assert "asking the runner" not in panel.status.text()
 
 
@@ -181,3 +203,22 @@ def test_a_runner_that_cannot_answer_leaves_the_machine_report(
     assert panel.refresh_button.isEnabled()
     assert len(panel.findChildren(MemoryBar, "gpu_bar")) == 2
     assert "runner: llama-cpp-python could not be loaded" in texts(panel)
+
+
+def test_sizes_are_written_in_the_locales_format() -> None:
+    from PySide6.QtCore import QLocale
+
+    from app.ui.hardware_panel import human_bytes
+    from app.ui.welcome import hardware_summary
+
+    assert human_bytes(int(23.5 * 1024**3)) == "23.5 GiB"
+    QLocale.setDefault(QLocale("de_DE"))
+    try:
+        assert human_bytes(int(23.5 * 1024**3)) == "23,5 GiB"
+        assert human_bytes(837 * 1024**2) == "837 MiB"
+        assert "24,0 GiB each" in hardware_summary(load_report("2x3090"))
+        from app.ui.memory_bar import _short_size  # what the offload bars write on a segment
+
+        assert _short_size(int(26.3 * 1024**3)) == "26,3 GiB"
+    finally:
+        QLocale.setDefault(QLocale("en_US"))

@@ -197,7 +197,8 @@ def test_out_of_memory_steps_down_the_ladder(qtbot: Any, make_window: Any, long_
     assert window.steps_label.isVisible() and steps[0] in window.steps_label.text()
     assert "is ready" in window.status.text() and "context 4096" in window.status.text()
     assert steps[0] in window.reasons_label.text()
-    assert window.status.styleSheet() == ""  # not shown as an error
+    assert not window.banner.isVisible()  # not shown as an error
+    assert window.status.property("tone") == "muted"
 
 
 def test_ladder_ends_with_the_failure(qtbot: Any, make_window: Any, long_model: str,
@@ -217,7 +218,8 @@ def test_ladder_ends_with_the_failure(qtbot: Any, make_window: Any, long_model: 
     message = failed.args[0]
     assert "out of memory" in message and "retried 3 times" in message
     assert "context 2048, KV cache q8_0" in message
-    assert window.status.text() == message and window.status.styleSheet() != ""
+    assert window.status.text() == message and window.status.property("tone") == "danger"
+    assert window.banner.isVisible() and window.banner.text.text() == message
     assert window.steps_label.text().splitlines() == steps
     assert window.load_btn.isEnabled() and not window.restart_btn.isVisible()
     qtbot.wait(600)

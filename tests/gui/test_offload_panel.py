@@ -74,8 +74,22 @@ def test_opening_reads_off_the_gui_thread_and_starts_automatic(rigs: Any, qtbot:
         f = panel.field(name)
         assert f is not None and f.state.text() == "automatic" and not f.reset.isEnabled()
     assert len(panel.bars) == 3 and all(b.bar is not None and b.bar.fits for b in panel.bars)
-    assert not panel.not_fit.isVisible()
-    assert panel.plan.reason_texts()[0] in panel.reasons.text()
+    assert not panel.not_fit.isVisible() and not panel.not_fit_banner.isVisible()
+    # It fits, in words on a chip (the colour is only a second sign).
+    assert panel.verdict.isVisible() and panel.verdict.text() == "Fits"
+    assert panel.verdict.property("chip") == "success"
+    assert not any(b.verdict.isVisible() for b in panel.bars)
+    # The planner's reasons, shown at first behind a toggle that hides and shows them.
+    assert panel.plan.reason_texts()[0] in panel.reasons.text() and panel.reasons.isVisible()
+    panel.why_toggle.click()
+    assert not panel.reasons.isVisible()
+    panel.why_toggle.click()
+    assert panel.reasons.isVisible()
+    # The legend names the model's parts in plain words.
+    legend = {k: label.text() for k, (_s, label) in panel.legend.items.items()
+              if label.isVisible()}
+    assert legend["weights"] == "This model (weights)" and legend["others"] == "Other programs"
+    assert legend["reserve"] == "Kept free" and "measured" not in legend
 
 
 def test_moving_the_slider_pins_it_and_redraws_the_bars(rigs: Any, mixtral: str) -> None:
@@ -89,6 +103,7 @@ def test_moving_the_slider_pins_it_and_redraws_the_bars(rigs: Any, mixtral: str)
     assert panel.pins.n_gpu_layers == 10 and panel.plan is not None
     assert panel.plan.settings.n_gpu_layers == 10
     assert f.state.text() == "pinned" and f.reset.isEnabled()
+    assert f.state.property("tone") == "info"
     after = [b.bar.need for b in panel.bars if b.bar is not None]
     assert after[0] + after[1] < before[0] + before[1] and after[2] > before[2]
     assert panel.reset_all_btn.isEnabled()
@@ -108,19 +123,42 @@ def test_a_setting_that_does_not_fit_is_red_with_the_reason(rigs: Any, qtbot: An
     panel.set_pin("tensor_split", (1.0, 0.0))
     assert panel.plan is not None and not panel.plan.fits
     assert panel.not_fit.isVisible() and "n_cpu_moe=0" in panel.not_fit.text()
+    assert panel.not_fit_banner.isVisible() and panel.not_fit_banner.tone == "danger"
+    assert panel.verdict.text() == "Does not fit" and panel.verdict.property("chip") == "danger"
+    assert panel.summary.property("tone") == "danger"
     assert not panel.apply_btn.isEnabled()
     first = panel.bars[0]
     assert first.bar is not None and not first.bar.fits
     assert first.detail.text().startswith("Does not fit")
+    assert first.verdict.isVisible() and first.detail.property("tone") == "danger"
+    assert not panel.bars[1].verdict.isVisible()
     moe = panel.field("n_cpu_moe")
     assert moe is not None and moe.state.text() == "pinned: does not fit"
+    assert moe.state.property("tone") == "danger" and moe.label.property("tone") == "danger"
     untouched = panel.field("n_ctx")
     assert untouched is not None and untouched.state.text() == "automatic"
     with qtbot.assertNotEmitted(panel.apply_requested):
         panel.apply()
     qtbot.mouseClick(panel.reset_all_btn, Qt.MouseButton.LeftButton)
     assert panel.plan.fits and panel.pins == Pins() and panel.apply_btn.isEnabled()
-    assert not panel.not_fit.isVisible()
+    assert not panel.not_fit.isVisible() and panel.verdict.text() == "Fits"
+    assert moe.label.property("tone") in (None, "")
+
+
+def test_a_choice_pins_llama_cpps_value_not_its_words(rigs: Any, mixtral: str) -> None:
+    rig = rigs()
+    open_and_wait(rig, mixtral)
+    panel = rig.panel
+    fa = panel.field("flash_attn")
+    assert fa is not None and panel.plan is not None
+    assert fa.combo.currentData() == panel.plan.settings.flash_attn
+    fa.combo.setCurrentIndex(fa.combo.findData("off"))
+    assert panel.pins.flash_attn == "off" and fa.state.text() == "pinned"
+    assert fa.combo.currentText() == "off" and fa.combo.currentData() == "off"
+    kv = panel.field("cache_type_k")
+    assert kv is not None
+    kv.combo.setCurrentIndex(kv.combo.findData("q8_0"))
+    assert panel.pins.cache_type_k == "q8_0" and kv.combo.currentText() == "q8_0"
 
 
 def test_each_slider_move_is_planned_at_once(rigs: Any, mixtral: str) -> None:
@@ -197,6 +235,8 @@ def test_the_measured_memory_is_shown_beside_the_prediction(rigs: Any, mixtral: 
                         path=mixtral)
     assert bar.measured_label.isVisible()
     assert "Weights 10.0 GiB" in bar.measured_label.text()
+    _swatch, mark = panel.legend.items["measured"]
+    assert mark.isVisible() and mark.text() == "Measured after load"
     assert bar.strip.measured is not None and bar.strip.measured.kv == kv
     assert not panel.bars[0].measured_label.isVisible()  # nothing measured on CUDA0
     panel.set_pin("n_ctx", 4096)  # still shown after a recompute

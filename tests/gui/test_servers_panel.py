@@ -22,7 +22,7 @@ from tests.gui.fakes import FakeRemote, FakeRunner
 def make(qtbot: Any, answer: bool = True) -> tuple[ServersPanel, FakeRemote, list[str]]:
     remote, asked = FakeRemote(), []
 
-    def confirm(_parent: Any, _title: str, question: str) -> bool:
+    def confirm(_parent: Any, _title: str, question: str, *_a: Any, **_k: Any) -> bool:
         asked.append(question)
         return answer
 
@@ -34,8 +34,11 @@ def make(qtbot: Any, answer: bool = True) -> tuple[ServersPanel, FakeRemote, lis
 
 def test_adding_a_server_checks_the_form_then_hands_it_to_the_service(qtbot: Any) -> None:
     panel, remote, _ = make(qtbot)
-    assert panel.list.count() == 0 and "No servers yet" in panel.status.text()
-    assert not panel.form.isVisible() and not panel.edit_btn.isEnabled()
+    # One empty state in the list's place, no empty box with a notice under it.
+    assert panel.list.count() == 0 and "No servers yet" in panel.empty.title.text()
+    assert panel.empty.isVisible() and not panel.list.isVisible()
+    assert not panel.status_banner.isVisible()
+    assert not panel.form.isVisible() and not panel.edit_btn.isVisible()
     qtbot.mouseClick(panel.add_btn, Qt.MouseButton.LeftButton)
     assert panel.form.isVisible() and panel.save_btn.text() == "Add and connect"
     assert panel.key_edit.echoMode() == panel.key_edit.EchoMode.Password
@@ -51,6 +54,7 @@ def test_adding_a_server_checks_the_form_then_hands_it_to_the_service(qtbot: Any
                              "http://10.0.0.2:8080/v1", "sk-secret")]
     assert not panel.form.isVisible() and panel.key_edit.text() == ""  # the key is not kept
     assert panel.list.count() == 1 and "Office PC" in panel.list.item(0).text()
+    assert panel.list.isVisible() and not panel.empty.isVisible() and panel.edit_btn.isEnabled()
     assert "not connected yet" in panel.list.item(0).text()
     assert panel.status.text() == "Connecting to Office PC…"
     sid = remote.servers()[0].id
@@ -116,11 +120,12 @@ def test_the_settings_dialog_has_a_servers_tab_only_with_the_service(qtbot: Any)
                   interfaces=lambda: [])
     plain = SettingsDialog(AppSettings(), **common)  # type: ignore[arg-type]
     qtbot.addWidget(plain)
-    assert plain.tabs.count() == 1 and plain.servers_panel is None
+    assert "servers" not in plain.page_keys and plain.servers_panel is None
     remote = FakeRemote()
     d = SettingsDialog(AppSettings(), remote=remote, **common)  # type: ignore[arg-type]
     qtbot.addWidget(d)
-    assert [d.tabs.tabText(i) for i in range(d.tabs.count())] == ["General", "Servers"]
+    assert d.page_titles() == ["General", "Models", "Sharing", "Servers", "Runtime",
+                               "Appearance", "Language"]
     assert d.servers_panel is not None
     remote.failed.emit("This computer has no working password store (keyring)…")
     assert "password store" in d.message.text()

@@ -70,7 +70,7 @@ def env(qtbot: Any, tmp_path: Path) -> Any:
                           problem="it has no llama library in lib"), BUILTIN]
 
     def make(settings: AppSettings | None = None,
-             in_use: RuntimeChoice | None = None) -> SettingsDialog:
+             in_use: RuntimeChoice | None = None, page: str = "general") -> SettingsDialog:
         d = SettingsDialog(settings or AppSettings(), models=e.models, hub=e.hub, runner=e.runner,
                            runtimes=lambda: e.runtimes, in_use=in_use,
                            apply_theme=e.themes.append, save=save,
@@ -80,6 +80,7 @@ def env(qtbot: Any, tmp_path: Path) -> Any:
                            log_folder=tmp_path / "logs")
         qtbot.addWidget(d)
         d.show()
+        d.show_page(page)  # what a test sees is on the page a person opens
         e.dialog = d
         return d
 
@@ -127,7 +128,7 @@ def test_the_token_button_opens_the_token_dialog(env: Any, qtbot: Any) -> None:
 
 
 def test_sharing_shows_the_url_and_key_of_the_running_model(env: Any, qtbot: Any) -> None:
-    d = env.make()
+    d = env.make(page="sharing")
     assert not d.share_check.isChecked()
     assert not d.port_spin.isEnabled()
     assert not d.connection.isVisible()
@@ -248,6 +249,7 @@ def test_sharing_with_other_devices_names_the_network_and_warns(env: Any, qtbot:
                        shared_key=SharedKey())
     qtbot.addWidget(d)
     d.show()
+    d.show_page("sharing")
     assert d.share_check.text() == "Let other apps and devices use this model"
     assert d.host_combo.currentData() == "127.0.0.1" and not d.share_warning.isVisible()
     assert [d.host_combo.itemData(i) for i in range(d.host_combo.count())] == [
@@ -281,3 +283,63 @@ def test_a_saved_address_that_is_gone_is_still_shown(env: Any) -> None:
                        folders=lambda: env.folders.value, interfaces=lambda: [])
     assert d.host_combo.currentData() == "172.16.5.5"
     assert "not on this computer now" in d.host_combo.currentText()
+
+
+def test_the_pages_are_listed_in_the_rail_and_shown_by_it(env: Any, qtbot: Any) -> None:
+    d = env.make()
+    assert d.page_titles() == ["General", "Models", "Sharing", "Runtime", "Appearance",
+                               "Language"]
+    assert d.current_page() == "general" and d.token_btn.isVisible()
+    assert not d.share_check.isVisible()
+    for key, button in d.nav_buttons.items():
+        assert button.accessibleName() and not button.icon().isNull()
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        assert d.current_page() == key and button.isChecked()
+    qtbot.mouseClick(d.nav_buttons["sharing"], Qt.MouseButton.LeftButton)
+    assert d.share_check.isVisible() and not d.token_btn.isVisible()
+    # No boxes: sections are a header over a card.
+    from PySide6.QtWidgets import QGroupBox
+    assert not d.findChildren(QGroupBox)
+
+
+def test_the_language_is_saved_and_said_to_apply_at_the_next_start(env: Any) -> None:
+    d = env.make(AppSettings(language="system"), page="language")
+    assert [d.language_combo.itemData(i) for i in range(d.language_combo.count())] == [
+        "system", "en", "de"]
+    assert d.language_combo.itemText(2) == "Deutsch"  # each language in its own words
+    restart = d.language_box.restart_note
+    assert not restart.isVisible()
+    d.language_combo.setCurrentIndex(2)
+    d.language_combo.activated.emit(2)
+    assert env.saved[-1].language == "de" and d.settings.language == "de"
+    assert restart.isVisible() and "the next time it starts" in restart.text()
+    d.language_combo.setCurrentIndex(1)
+    d.language_combo.activated.emit(1)
+    assert env.saved[-1].language == "en" and not restart.isVisible()  # English already
+
+
+def test_the_dialog_opens_roomy_but_on_the_screen(env: Any) -> None:
+    """At least OPENING_MIN where the screen has room, never more than SCREEN_SHARE of it
+    (test_settings_layout checks 1280x720 and the HiDPI screens row by row)."""
+    from app.ui.settings_dialog import OPENING_MIN, SCREEN_SHARE
+
+    d = env.make()
+    area = d.screen().availableGeometry()
+    assert d.width() <= area.width() * SCREEN_SHARE and d.height() <= area.height() * SCREEN_SHARE
+    assert OPENING_MIN.width() >= 1000 and OPENING_MIN.height() >= 700  # roomy where it can be
+    assert d.width() >= min(OPENING_MIN.width(), int(area.width() * SCREEN_SHARE))
+    assert d.height() >= min(OPENING_MIN.height(), int(area.height() * SCREEN_SHARE))
+
+
+def test_a_clicked_page_button_leaves_one_focus_ring_in_the_rail(env: Any, qtbot: Any) -> None:
+    """Page buttons take the focus by Tab only; one that holds it hands it to the page shown,
+    so no second button looks selected."""
+    d = env.make()
+    general, models = d.nav_buttons["general"], d.nav_buttons["models"]
+    # By Tab only, never by a click (Qt leaves only the checked one of an exclusive group in
+    # the tab chain: the arrow keys move within it).
+    assert not any(b.focusPolicy().value & Qt.FocusPolicy.ClickFocus.value for b in d.nav_buttons.values())
+    general.setFocus()
+    qtbot.waitUntil(general.hasFocus, timeout=1000)
+    qtbot.mouseClick(models, Qt.MouseButton.LeftButton)
+    assert d.current_page() == "models" and models.hasFocus() and not general.hasFocus()

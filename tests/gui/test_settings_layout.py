@@ -36,13 +36,15 @@ def sharing_dialog(**extra: Any) -> Any:
     folders = LibraryFolders(Path("/home/someone/.local/share/Hearth/models"),
                              (Path("/mnt/data/gguf"), Path("/home/someone/Downloads/models")))
     lan = [Interface("eth0", "192.168.1.23"), Interface("wlan0", "10.0.0.7")]
-    return SettingsDialog(
+    d = SettingsDialog(
         AppSettings(runner_port=8765, share_runner=True, share_host="0.0.0.0"),
         models=mf.FakeLocalModels(), hub=mf.FakeHub(), runner=runner,
         apply_theme=lambda _t: None, save=lambda _s: None, folders=lambda: folders,
         open_url=lambda _u: None, choose_folder=lambda *_a: "", copy_text=lambda _t: None,
         log_folder=Path("/home/someone/.local/state/Hearth/log"), runtimes=lambda: [],
         interfaces=lambda: lan, **extra)
+    d.show_page("sharing")  # the fullest page
+    return d
 
 
 @pytest.mark.parametrize("screen", SCREENS, ids=str)

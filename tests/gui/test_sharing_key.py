@@ -152,6 +152,7 @@ def dialog(qtbot: Any, runner: FakeRunner, settings: AppSettings, *,
                        remote=remote)
     qtbot.addWidget(d)
     d.show()
+    d.show_page("sharing")
     return d
 
 
@@ -232,6 +233,7 @@ def test_the_window_rotates_the_key_and_applies_it_now(qtbot: Any, make_window: 
     window.settings_requested.emit()
     d = window.findChild(SettingsDialog)
     assert d is not None and d.key_edit.text() == old == d._shared_key.get()
+    qtbot.mouseClick(d.nav_buttons["sharing"], Qt.MouseButton.LeftButton)
     assert not d.apply_btn.isVisible()
     qtbot.mouseClick(d.rotate_btn, Qt.MouseButton.LeftButton)
     new = d._shared_key.get()

@@ -128,8 +128,11 @@ def test_one_click_downloads_then_one_click_chats(env: Any, qtbot: Any) -> None:
     assert details.repo_id == GEMMA.repo_id and group.quant == "Q4_K_M"
     assert env.queued == ["dl-1"]
     assert not button.isEnabled() and button.text().startswith("Downloading")
+    progress = env.page.recommended_section.progress(GEMMA.repo_id)
+    assert progress is not None and progress.isVisible()  # inline, in the card
     env.downloads.tick(mf.download_row("dl-1", "x", "downloading", 403_000_000, 806_000_000))
-    assert button.text() == "Downloading… 50%"
+    assert button.text() == "Downloading…"
+    assert progress.bar.value() == 500 and progress.detail.text() == "50% · 403 MB of 806 MB"
     # The list comes again (a hardware report arrived): the download is not forgotten.
     env.hub.recommended.emit([(GEMMA, gemma_details(), None), (BIG, big_details(), None)])
     assert env.page.button(GEMMA.repo_id) is button and not button.isEnabled()
@@ -138,6 +141,8 @@ def test_one_click_downloads_then_one_click_chats(env: Any, qtbot: Any) -> None:
     path = f"/data/models/ggml-org/gemma-3-1b-it-GGUF/{group.first.path}"
     env.downloads.finished.emit(path)
     assert button.isEnabled() and button.text() == "Start chatting"
+    assert not progress.isVisible()
+    assert env.page.message.isVisible() and env.page.message.tone == "success"
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert env.chats == [path] and env.done == [True]
     assert len(env.downloads.calls) == 1
@@ -149,7 +154,8 @@ def test_a_failed_download_can_be_tried_again(env: Any, qtbot: Any) -> None:
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     env.downloads.failed.emit("dl-1", "The disk is full.")
     assert button.text() == "Try again" and button.isEnabled()
-    assert env.page.message.text() == "The disk is full."
+    assert env.page.message.text.text() == "The disk is full."
+    assert env.page.message.isVisible() and env.page.message.tone == "danger"
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert env.downloads.calls[-1] == ("retry", "dl-1")
     assert not button.isEnabled()
@@ -160,7 +166,8 @@ def test_a_refused_download_says_why(env: Any, qtbot: Any) -> None:
     env.downloads.refuse = HubError("Not enough free disk space for Gemma 3 1B.")
     button = env.page.button(GEMMA.repo_id)
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-    assert env.page.message.text() == "Not enough free disk space for Gemma 3 1B."
+    assert env.page.message.text.text() == "Not enough free disk space for Gemma 3 1B."
+    assert env.page.message.tone == "danger"
     assert button.isEnabled() and button.text() == DOWNLOAD and env.queued == []
 
 

@@ -139,15 +139,22 @@ def test_offline_the_cards_say_they_could_not_be_checked_and_why(env: Any, qtbot
     qtbot.waitUntil(lambda: could_not_check(page), timeout=OFFLINE_MS)
     for card in page.cards():
         assert card.isVisible()
-        assert card.verdict_label.text() == f"Could not check: {WHY}"
-        assert "Checking" not in card.verdict_label.text()
+        # A short chip; the sentence is the banner's, and the chip's tooltip says it again.
+        assert card.verdict_label.text() == "Could not check"
+        assert card.verdict_label.property("chip") == "warning"
+        assert card.verdict_label.toolTip() == f"Could not check: {WHY}"
+        assert card.verdict_label.accessibleName() == f"Could not check: {WHY}"
         button = page.button(card.rec.repo_id)
         assert button is not None and not button.isEnabled()  # nothing to download offline
+        assert not button.property("primary")  # drawn as a disabled button, not the accent
         assert "cannot be reached" in button.toolTip()
-    # The page says so plainly, once, with what to do.
-    status = page.recommended_status.text()
+    # The page says so plainly, once, with what to do: a banner holding Retry.
+    banner = page.recommended_section.banner
+    assert banner.isVisible() and banner.tone == "warning" and not page.recommended_status.isVisible()
+    status = banner.text.text()
     assert status.startswith(WHY) and "Retry" in status and "Checking" not in status
-    assert sum("cannot be reached" in t for t in visible_texts(page)) == 1 + len(page.cards())
+    assert page.retry_btn is banner.action and page.retry_btn.isVisible()
+    assert sum("cannot be reached" in t for t in visible_texts(page)) == 1  # the banner's only
 
 
 def test_retry_on_the_page_checks_again(env: Any, qtbot: Any, tmp_path: Path) -> None:
@@ -158,7 +165,7 @@ def test_retry_on_the_page_checks_again(env: Any, qtbot: Any, tmp_path: Path) ->
     with qtbot.waitSignal(env.hub.unreachable, timeout=OFFLINE_MS):  # still offline
         qtbot.mouseClick(retry, Qt.MouseButton.LeftButton)
     assert could_not_check(page) and retry.isVisible() and retry.isEnabled()
-    assert page.recommended_status.text().startswith(WHY)
+    assert page.recommended_section.banner.text.text().startswith(WHY)
     with FakeHub() as fake:  # the network is back
         header = write_header_only(tmp_path / "s.gguf", LLAMA31_8B)
         for rec in RECS:
@@ -173,7 +180,8 @@ def test_retry_on_the_page_checks_again(env: Any, qtbot: Any, tmp_path: Path) ->
 
         qtbot.waitUntil(checked, timeout=OFFLINE_MS)
         assert [c.verdict.fits for c in page.cards()] == [True, True]  # type: ignore[union-attr]
-        assert not retry.isVisible()
+        assert not retry.isVisible() and not page.recommended_section.banner.isVisible()
+        assert page.recommended_status.isVisible()
         assert "Pick one" in page.recommended_status.text()
         assert not any("cannot be reached" in t for t in visible_texts(page))
         env.tasks.wait(10_000)

@@ -112,7 +112,11 @@ def test_a_failed_plan_is_shown_as_an_error_and_load_is_offered_again(fakes: Any
     window.load_selected()
     fakes.loader.fail_planning("Not loaded: notes.gguf is not a GGUF model.")
     assert window.status.text() == "Not loaded: notes.gguf is not a GGUF model."
-    assert window.status.styleSheet() != ""
+    # An error: in a danger banner under the strip, the chip says so in a word.
+    assert window.banner.isVisible() and window.banner.tone == "danger"
+    assert window.banner.text.text() == "Not loaded: notes.gguf is not a GGUF model."
+    assert window.status.property("tone") == "danger"
+    assert window.state_chip.text() == "Failed" and window.state_chip.property("chip") == "danger"
     assert window.load_btn.isEnabled() and not window.send_btn.isEnabled()
 
 
@@ -154,3 +158,93 @@ def test_hostile_text_in_a_status_is_shown_as_text_never_loaded(fakes: Any) -> N
     assert "<img src='/dev/zero'>" in window.status.text()
     assert window.reasons_label.textFormat() == Qt.TextFormat.PlainText
     assert window.steps_label.textFormat() == Qt.TextFormat.PlainText
+
+
+def test_the_rail_switches_pages_by_click_and_by_ctrl_number(qtbot: Any, fakes: Any) -> None:
+    from PySide6.QtWidgets import QLabel, QToolButton, QWidget
+
+    window = fakes.extra["window"]
+    other = QLabel("another page")
+    window.tabs.addTab(other, "Discover")
+    rail = window.findChild(QWidget, "rail")
+    assert rail is not None and rail.isVisible()
+    buttons = sorted((b for b in rail.findChildren(QToolButton) if b.property("nav")),
+                     key=rail.layout().indexOf)  # top to bottom
+    assert [b.accessibleName() for b in buttons] == ["Chat", "Discover", "Settings"]
+    assert all(b.toolTip() and not b.icon().isNull() for b in buttons)
+    assert "Ctrl+2" in buttons[1].toolTip() and buttons[0].isChecked()
+    qtbot.mouseClick(buttons[1], Qt.MouseButton.LeftButton)
+    assert window.tabs.currentWidget() is other and buttons[1].isChecked()
+    assert not window.settings_btn.isVisible()  # the chat's drawer button: chat page only
+    assert window.status.isVisible()  # the model strip stays in sight on every page
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=10_000)
+    window.input.setFocus()
+    from PySide6.QtTest import QTest
+    QTest.keyClick(window, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentIndex() == 0 and buttons[0].isChecked()
+    QTest.keyClick(window, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentIndex() == 1
+    # Settings opens the dialog (the composition root's), it is no page of its own.
+    with qtbot.waitSignal(window.settings_requested, timeout=1000):
+        qtbot.mouseClick(buttons[2], Qt.MouseButton.LeftButton)
+    assert window.tabs.currentIndex() == 1 and not buttons[2].isChecked()
+
+
+def test_the_state_chip_says_where_the_model_is_in_words(fakes: Any, a_plan: Any) -> None:
+    window = fakes.extra["window"]
+    assert window.state_chip.text() == "No model"
+    assert window.load_btn.property("primary")  # nothing runs: Load is the main action
+    window.load_selected()
+    assert window.state_chip.text() == "Loading…" and window.state_chip.property("chip") == "info"
+    fakes.loader.finish_planning(a_plan)
+    assert window.state_chip.text() == "Ready" and window.state_chip.property("chip") == "success"
+    assert not window.load_btn.property("primary")
+    # The whole sentence and the plan's reasons are in the status line's tooltip.
+    assert "is ready" in window.status.toolTip() and "layers" in window.status.toolTip()
+
+
+def test_the_shortcuts_dialog_lists_the_windows_keys(qtbot: Any, fakes: Any) -> None:
+    from PySide6.QtWidgets import QDialog
+
+    from app.ui.shortcuts_dialog import window_shortcuts
+
+    window = fakes.extra["window"]
+    found = dict(window_shortcuts(window))
+    assert found["Load"] == "F5" and found["New chat"] == "Ctrl+N"
+    assert found["Show Chat"] == "Ctrl+1" and found["Keyboard shortcuts"] == "F1 / Ctrl+/"
+    assert found["Open GGUF file"] == "Ctrl+O"  # no platform-only key beside it
+    window.menu.shortcuts.trigger()
+    dialog = next(d for d in window.findChildren(QDialog) if d.isVisible())
+    assert dialog.windowTitle() == "Keyboard shortcuts"
+    rows = {dialog.table.item(r, 0).text(): dialog.table.item(r, 1).text()
+            for r in range(dialog.table.rowCount())}
+    assert rows["Load"] == "F5" and rows["Send the message"] == "Enter"
+    dialog.reject()
+
+
+def test_the_chat_splitter_state_comes_back(qtbot: Any, fakes: Any) -> None:
+    window = fakes.extra["window"]
+    window.settings_btn.setChecked(True)  # the drawer open: two columns to size
+    qtbot.waitUntil(lambda: window.splitter.sizes()[-1] > 0, timeout=5000)
+    total = sum(window.splitter.sizes())
+    window.splitter.setSizes([total - 250, 250])
+    kept = window.splitter.sizes()
+    saved = window.splitter_state()
+    assert isinstance(saved, bytes) and saved
+    window.splitter.setSizes([total - 400, 400])
+    assert window.splitter.sizes() != kept
+    window.restore_splitter(saved)
+    assert window.splitter.sizes()[-1] == 250  # the drawer's width, as it was saved
+    window.restore_splitter(None)  # the first start: the sizes stay
+    window.restore_splitter(b"not a state")  # another layout's: ignored
+    assert window.splitter.sizes()[-1] == 250
+
+
+def test_send_and_stop_share_the_composers_corner(qtbot: Any, fakes: Any, a_plan: Any) -> None:
+    window = ready(fakes, a_plan)
+    assert window.send_btn.isVisible() and not window.stop_btn.isVisible()
+    assert window.send_btn.parentWidget().objectName() == "composer"
+    assert "(Esc)" in window.stop_btn.toolTip() and window.send_btn.accessibleName() == "Send"
+    send(qtbot, window, "Hello")
+    assert window.stop_btn.isVisible() and not window.send_btn.isVisible()

@@ -56,6 +56,7 @@ def dialog(qtbot: Any, runner: FakeRunner, settings: AppSettings,
     qtbot.addWidget(d)
     d.show()
     qtbot.waitExposed(d)
+    d.show_page("sharing")
     return d
 
 
@@ -123,12 +124,14 @@ def test_a_rotated_key_is_shown_at_once_and_said_to_be_new(qtbot: Any, store: No
 def apply_now_dialog() -> SettingsDialog:
     """Sharing just ticked while a model runs privately: the note and Apply now both show."""
     runner = loaded_privately()
-    return SettingsDialog(
+    d = SettingsDialog(
         AppSettings(share_runner=True), models=mf.FakeLocalModels(), hub=mf.FakeHub(),
         runner=runner, apply_theme=lambda _t: None, save=lambda _s: None, folders=_folders,
         open_url=lambda _u: None, choose_folder=lambda *_a: "", copy_text=lambda _t: None,
         log_folder=Path("/home/someone/.local/state/Hearth/log"), runtimes=lambda: [],
         interfaces=lambda: [], shared_key=SharedKey(_MemoryStore()), reload=lambda: True)
+    d.show_page("sharing")
+    return d
 
 
 class _MemoryStore:
@@ -163,12 +166,14 @@ def wheel(widget: QWidget, steps: int = -1) -> None:
 def test_the_wheel_scrolls_the_page_over_unfocused_combos_and_spin_boxes(
         qtbot: Any, store: None) -> None:
     d = dialog(qtbot, FakeRunner(), AppSettings(share_runner=True, theme="system"))
-    d.resize(d.width(), 300)  # the page scrolls
-    qtbot.waitUntil(lambda: d.tabs.currentWidget().verticalScrollBar().maximum() > 0)
-    page = d.tabs.currentWidget()
-    assert isinstance(page, QScrollArea)
-    bar = page.verticalScrollBar()
-    for box in (d.theme_combo, d.runtime_combo, d.host_combo, d.port_spin):
+    d.resize(d.width(), 300)  # the pages scroll
+    qtbot.waitUntil(lambda: d.page_widget("sharing").verticalScrollBar().maximum() > 0)
+    for key, box in (("appearance", d.theme_combo), ("runtime", d.runtime_combo),
+                     ("sharing", d.host_combo), ("sharing", d.port_spin)):
+        d.show_page(key)
+        page = d.pages.currentWidget()
+        assert isinstance(page, QScrollArea) and page is d.page_widget(key)
+        bar = page.verticalScrollBar()
         assert box.focusPolicy() == Qt.FocusPolicy.StrongFocus
         page.ensureWidgetVisible(box)
         d.share_check.setFocus()
@@ -188,6 +193,7 @@ def test_a_focused_combo_still_takes_the_wheel(qtbot: Any, store: None) -> None:
     d = dialog(qtbot, FakeRunner(), AppSettings(theme="system"))
     d.activateWindow()
     qtbot.waitUntil(d.isActiveWindow, timeout=10_000)
+    d.show_page("appearance")
     d.theme_combo.setFocus()
     qtbot.waitUntil(d.theme_combo.hasFocus)
     wheel(d.theme_combo)

@@ -187,7 +187,7 @@ def test_a_library_that_cannot_be_read_says_could_not_read_not_could_not_save(
     qtbot.addWidget(sidebar)
     try:
         qtbot.waitUntil(lambda: sidebar.problem.isVisibleTo(sidebar), timeout=WAIT_MS)
-        shown = sidebar.problem.text()
+        shown = sidebar.problem.text.text()  # a Banner: its sentence
         assert shown.startswith("Could not read the conversations.")
         assert str(path) in shown and "damaged" in shown
         assert saves == []  # the window shows these as "Could not save the conversation"

@@ -107,6 +107,24 @@ def test_the_installed_app_starts_and_shows_its_window(installed: Installed) -> 
     print(f"installed app: window shown {took:.2f} s after launch")
 
 
+def test_the_installed_app_speaks_german_and_draws_its_icons(installed: Installed) -> None:
+    """Issue 27: the package carries Hearth's compiled catalog, Qt's own for the same language
+    and the interface's icons; the installed app in German says so."""
+    root = installed.root
+    assert any(root.rglob("hearth_de.qm")), "hearth_de.qm is not in the package"
+    assert any(root.rglob("qtbase_de.qm")), "Qt's own German catalog is not in the package"
+    assert any(root.rglob("resources/icons/ui/LICENSE")), "the icons' licence is not shipped"
+    env = dict(installed.env, HEARTH_LANGUAGE="de")
+    run = subprocess.run([str(root / "usr/bin/hearth"), "--check-start"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    line = next((ln for ln in run.stdout.splitlines() if ln.startswith("hearth: language")), "")
+    # Hearth's own word and Qt's standard button, both German; every icon drawn.
+    assert "language de: Einstellungen, Abbrechen;" in line, run.stdout
+    drawn, total = line.rsplit("icons ", 1)[1].split("/")
+    assert drawn == total and int(total) > 40, line
+
+
 def test_the_installed_app_plans_with_its_own_runner_and_runtime(installed: Installed) -> None:
     run = subprocess.run([str(installed.root / "usr/bin/hearth"), "plan", str(model_path(TINY))],
                          env=installed.env, capture_output=True, text=True, timeout=300)

@@ -216,8 +216,20 @@ def open_menu(qtbot: Any, window: Any, menu_title: str, item: str) -> None:
     QTest.mouseClick(menu, LEFT, NO_KEYS, menu.actionGeometry(entries[item]).center())
 
 
+def _rail_buttons(window: QWidget) -> list[QAbstractButton]:
+    """The page buttons of the window's navigation rail (none in a dialog)."""
+    rails = [r for r in window.findChildren(QWidget, "rail") if r.isVisible()]
+    return [b for r in rails for b in r.findChildren(QAbstractButton)
+            if b.isVisible() and b.property("nav") and b.isCheckable()]
+
+
 def switch_tab(qtbot: Any, window: QWidget, title: str) -> None:
-    """Click the tab called ``title`` in the window's tab bar(s)."""
+    """Click the page called ``title`` in the window's rail, or the tab in its tab bar(s)."""
+    for button in _rail_buttons(window):
+        if name_of(button) == title:
+            QTest.mouseClick(button, LEFT, NO_KEYS, button.rect().center())
+            qtbot.waitUntil(button.isChecked, timeout=UI_MS)
+            return
     bars = [b for b in window.findChildren(QTabBar) if b.isVisible()]
     for bar in bars:
         for i in range(bar.count()):
@@ -226,13 +238,18 @@ def switch_tab(qtbot: Any, window: QWidget, title: str) -> None:
                 qtbot.waitUntil(lambda b=bar, i=i: b.currentIndex() == i, timeout=UI_MS)
                 return
     tabs = [[b.tabText(i) for i in range(b.count())] for b in bars]
-    raise AssertionError(f"no tab {title!r}: {tabs}")
+    pages = [name_of(b) for b in _rail_buttons(window)]
+    raise AssertionError(f"no tab {title!r}: {tabs}, pages {pages}")
 
 
 def current_tab(window: QWidget) -> str:
-    """The title of the selected tab of the window's top tab bar."""
+    """The page the window's rail shows (the one checked), else the selected tab of the
+    window's top tab bar."""
+    checked = [b for b in _rail_buttons(window) if b.isChecked()]
+    if checked:
+        return name_of(checked[0])
     bars = [b for b in window.findChildren(QTabBar) if b.isVisible()]
-    assert bars, "no tab bar is shown"
+    assert bars, "no rail and no tab bar is shown"
     top = min(bars, key=lambda b: b.mapTo(window, QPoint(0, 0)).y())
     return top.tabText(top.currentIndex()).replace("&", "")
 
@@ -272,6 +289,43 @@ def click_link(qtbot: Any, view: QTextEdit, text: str, which: int = -1) -> None:
     at = QPoint(rect.center().x(), rect.center().y())
     QTest.mouseMove(viewport, at)
     QTest.mouseClick(viewport, LEFT, NO_KEYS, at)
+
+
+def hover_message(qtbot: Any, view: Any, which: int = -1) -> Any:
+    """Move the mouse over the ``which``-th message of the conversation (-1: the last),
+    scrolling it with the mouse wheel until the message's top is in sight; returns the action
+    bar that shows over it (app/ui/chat_view.py's icon buttons)."""
+    index = range(len(view.messages()))[which]
+    viewport = view.viewport()
+    for _ in range(400):
+        rect = view.message_rect(index).translated(0, -view.verticalScrollBar().value())
+        if viewport.rect().contains(rect.topLeft().toPoint() + QPoint(0, 40)):
+            break
+        wheel(viewport, 1 if rect.top() < 0 else -1)
+        QApplication.processEvents()
+    rect = view.message_rect(index).translated(0, -view.verticalScrollBar().value())
+    at = QPoint(int(rect.center().x()), int(min(rect.center().y(), rect.top() + 40)))
+    QTest.mouseMove(viewport, at)
+    QApplication.processEvents()
+    bar = view.message_bar()
+    assert bar.isVisible() and bar.index == index, "no action bar over the message"
+    return bar
+
+
+def click_message_action(qtbot: Any, view: Any, action: str, which: int = -1) -> None:
+    """Click the icon button named ``action`` ("Write this reply again", …) of the
+    ``which``-th message, which shows while the mouse is over that message."""
+    bar = hover_message(qtbot, view, which)
+    buttons = [b for b in bar.buttons() if b.accessibleName() == action]
+    assert buttons, f"no {action!r} button on that message: " + \
+        str([b.accessibleName() for b in bar.buttons()])
+    QTest.mouseClick(buttons[0], LEFT, NO_KEYS, buttons[0].rect().center())
+
+
+def message_versions(qtbot: Any, view: Any, which: int = -1) -> str:
+    """The versions a message shows in its action bar ("2/2"; "" for a single version)."""
+    bar = hover_message(qtbot, view, which)
+    return "" if bar.versions.isHidden() else bar.versions.text()
 
 
 # ---- modal dialogs a person answers -------------------------------------------------------------

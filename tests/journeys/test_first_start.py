@@ -16,9 +16,11 @@ from tests.journeys.person import (
     REPLY_MS,
     UI_MS,
     FileAnswer,
+    all_named,
     back_to,
     click,
-    click_link,
+    click_message_action,
+    message_versions,
     named,
     press,
     type_into,
@@ -37,7 +39,8 @@ def start_and_stop_a_reply(qtbot: Any, window: Any, before: str) -> None:
     qtbot.waitUntil(until(lambda: len(conversation(window)) > len(before) + 40,
                           "the reply shows no words"), timeout=REPLY_MS)
     click(qtbot, window, "Stop")
-    qtbot.waitUntil(until(lambda: not named(window, "Stop").isEnabled()
+    # Send takes Stop's place in the message box's corner once the reply has ended.
+    qtbot.waitUntil(until(lambda: not all_named(window, "Stop")
                           and named(window, "Send").isEnabled(),
                           "the reply did not end after Stop"), timeout=REPLY_MS)
 
@@ -77,14 +80,16 @@ def test_offline_first_start_open_load_chat_stop_regenerate_edit(
 
     # Regenerate: a second version of the reply, the first kept (1/2, 2/2).
     before = conversation(window)
-    click_link(qtbot, named(window, "Conversation"), "Regenerate")
+    click_message_action(qtbot, named(window, "Conversation"), "Write this reply again")
     start_and_stop_a_reply(qtbot, window, before)
-    qtbot.waitUntil(until(lambda: "2/2" in conversation(window),
+    view = named(window, "Conversation")
+    qtbot.waitUntil(until(lambda: message_versions(qtbot, view) == "2/2",
                           "no second version of the reply is shown"), timeout=UI_MS)
 
     # Edit the question: it comes back into the message box; the new text is asked as a new
     # version of the question.
-    click_link(qtbot, named(window, "Conversation"), "Edit", which=0)
+    click_message_action(qtbot, named(window, "Conversation"),
+                         "Edit this message and send it again", which=0)
     message = named(window, "Message")
     qtbot.waitUntil(lambda: message.toPlainText() == "Tell me a story about a warm hearth.",
                     timeout=UI_MS)
@@ -94,8 +99,8 @@ def test_offline_first_start_open_load_chat_stop_regenerate_edit(
     start_and_stop_a_reply(qtbot, window, before)
     qtbot.waitUntil(until(lambda: "Tell me about fire instead." in conversation(window),
                           "the edited question is not shown"), timeout=UI_MS)
-    # The question shown is the second version of it (its links come before the reply's).
-    qtbot.waitUntil(until(lambda: "2/2" in conversation(window).split("Assistant")[0],
+    # The question shown is the second version of it.
+    qtbot.waitUntil(until(lambda: message_versions(qtbot, view, which=0) == "2/2",
                           "the edited question is not shown as a second version"),
                     timeout=UI_MS)
     assert "Tell me a story about a warm hearth." not in conversation(window)

@@ -37,8 +37,11 @@ def free_port() -> int:
 
 
 def open_settings(qtbot: Any, window: Any) -> Any:
+    """Settings opened on its Sharing page, as a person finds it: the page in the side list."""
     click(qtbot, window, "Settings")
-    return wait_dialog(qtbot, window, "Settings")
+    dialog = wait_dialog(qtbot, window, "Settings")
+    click(qtbot, dialog, "Sharing")
+    return dialog
 
 
 def close_settings(qtbot: Any, window: Any, dialog: Any) -> None:

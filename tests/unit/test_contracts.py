@@ -19,10 +19,19 @@ def _contracts() -> list[dict[str, Any]]:
     return contracts
 
 
+# Shipped beside the code but holding no Python: data (icons, translations, the model list).
+DATA_ONLY = {"resources"}
+
+
 def _shipped_packages() -> set[str]:
-    """The top-level packages setuptools installs ("app*" → app)."""
+    """The top-level packages setuptools installs ("app*" → app), less the data folders."""
     include = PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
-    return {pattern.rstrip("*") for pattern in include}
+    return {pattern.rstrip("*") for pattern in include} - DATA_ONLY
+
+
+def test_the_data_folders_hold_no_code() -> None:
+    for folder in DATA_ONLY:
+        assert not list((REPO / folder).rglob("*.py")), f"{folder}/ is data: code goes in a package"
 
 
 def test_every_shipped_package_is_checked_and_has_a_process_contract() -> None:

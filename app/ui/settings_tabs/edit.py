@@ -15,6 +15,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from app.settings import AppSettings
+from app.ui.lang import said, tr
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +43,15 @@ class SettingsEdit(QObject):
         try:
             new = self._settings.with_changes(**changes)
         except ValueError as exc:
-            self.say(str(exc), error=True)
+            self.say(said(exc), error=True)
             return False
         try:
             self._save(new)
         except OSError as exc:
             # Still applied for this run; only remembering it failed.
             log.warning("settings could not be saved: %s", exc)
-            self.say(f"The settings could not be saved ({exc}); they apply until Hearth "
-                     "closes.", error=True)
+            self.say(tr("The settings could not be saved ({error}); they apply until Hearth "
+                        "closes.").format(error=exc), error=True)
         else:
             self.say("")
         self._settings = new

@@ -40,6 +40,19 @@ def repolish(widget: QWidget) -> None:
     widget.update()
 
 
+def set_shown(widget: QWidget, shown: bool) -> None:
+    """Show or hide ``widget`` as part of its parent, even before it has one.
+
+    ``show()`` on a widget without a parent opens it as a window of its own: on a desktop a
+    chip or a button flashes up as a window and takes the activation from the main window. A
+    parentless widget is hidden without being explicitly hidden instead, which a layout shows
+    with its parent."""
+    if widget.parentWidget() is None and shown:
+        widget.setAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide, False)
+        return
+    widget.setVisible(shown)
+
+
 def set_tone(widget: QWidget, tone: Tone) -> None:
     """Colour ``widget``'s text by ``tone`` ("" for the normal text colour)."""
     if (widget.property("tone") or "") == tone:
@@ -144,7 +157,7 @@ def set_verdict(label: QLabel, fit: Fit | None) -> None:
     label.setAccessibleName(text)
     label.setProperty("chip", tone)
     repolish(label)
-    label.show()
+    set_shown(label, True)
 
 
 def section_header(text: str) -> QLabel:
@@ -178,6 +191,7 @@ class EmptyState(QWidget):
         layout.setSpacing(SPACING.md)
         layout.addStretch(1)
         self.picture = QLabel()
+        self.picture.setTextFormat(Qt.TextFormat.PlainText)  # every label here is plain text
         self.picture.setPixmap(pixmap(icon_name, 40, "muted"))
         self.picture.setAlignment(Qt.AlignmentFlag.AlignHCenter)
         self.title = heading(title, "subheading")
@@ -190,7 +204,7 @@ class EmptyState(QWidget):
         self.body.setProperty("tone", "muted")
         for widget in (self.picture, self.title, self.body):
             layout.addWidget(widget)
-        self.action = QPushButton(action)
+        self.action = QPushButton(action, self)
         self.action.setProperty("primary", True)
         self.action.setAccessibleName(action)
         self.action.setVisible(bool(action))
@@ -209,7 +223,7 @@ class EmptyState(QWidget):
         if action is not None:
             self.action.setText(action)
             self.action.setAccessibleName(action)
-            self.action.setVisible(bool(action))
+            set_shown(self.action, bool(action))
 
 
 _BANNER_ICONS = {"danger": "error", "warning": "warning", "success": "ok", "info": "info",
@@ -230,15 +244,17 @@ class Banner(QFrame):
         row.setContentsMargins(SPACING.lg, SPACING.sm, SPACING.sm, SPACING.sm)
         row.setSpacing(SPACING.md)
         self.picture = QLabel()
+        self.picture.setTextFormat(Qt.TextFormat.PlainText)  # every label here is plain text
         self.text = QLabel()
         self.text.setTextFormat(Qt.TextFormat.PlainText)
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.text.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        self.action = QPushButton()
+        self.action = QPushButton(self)
         self.action.hide()
         self.action.clicked.connect(self.action_clicked)
         self.close_button = icon_button("close", tr("Dismiss"))
+        self.close_button.setParent(self)
         self.close_button.setVisible(closable)
         self.close_button.clicked.connect(self._close)
         row.addWidget(self.picture, 0, Qt.AlignmentFlag.AlignTop)
@@ -262,7 +278,7 @@ class Banner(QFrame):
         self.action.setAccessibleName(action)
         self.action.setVisible(bool(action))
         repolish(self)
-        self.show()
+        set_shown(self, True)
 
     def _close(self) -> None:
         self.hide()

@@ -11,6 +11,7 @@ accessible name).
 from __future__ import annotations
 
 import logging
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -41,7 +42,8 @@ NAMES: dict[str, str] = {
     "library": "library", "model": "box", "get": "arrow-down-to-line", "pause": "pause",
     "ok": "circle-check", "failed": "circle-x", "speed": "gauge", "memory": "memory-stick",
     "fast": "zap", "user": "user", "assistant": "bot", "recommended": "sparkles",
-    "busy": "loader-circle", "history": "history", "sidebar": "panel-left",
+    "busy": "loader-circle", "history": "history", "sidebar": "panel-left", "key": "key-round",
+    "collapse": "chevron-up", "drawer": "panel-right",
 }
 
 
@@ -86,9 +88,9 @@ class _TintedEngine(QIconEngine):
     def _color(self, mode: QIcon.Mode, state: QIcon.State) -> str:
         c = roles()
         if mode == QIcon.Mode.Disabled:
-            return c.border if self._tone == "text" else c.muted_text
-        if mode == QIcon.Mode.Selected:
-            return c.on_accent
+            return c.border if self._tone in ("text", "on_accent", "nav") else c.muted_text
+        if mode == QIcon.Mode.Selected or (self._tone == "nav" and state == QIcon.State.On):
+            return c.on_accent  # on the accent's fill: a selected row, a checked rail button
         return {"text": c.text, "muted": c.muted_text, "accent": c.accent,
                 "danger": c.danger, "warning": c.warning, "success": c.success,
                 "info": c.info, "on_accent": c.on_accent}.get(self._tone, c.text)
@@ -117,11 +119,35 @@ class _TintedEngine(QIconEngine):
 def icon(name: str, tone: str = "text") -> QIcon:
     """The icon for ``name`` (a key of :data:`NAMES`), drawn in the theme's ``tone`` colour:
     ``text`` (the default), ``muted``, ``accent``, ``on_accent``, ``success``, ``warning``,
-    ``danger`` or ``info``."""
+    ``danger`` or ``info``; ``nav`` is the text colour, and the accent's text colour when its
+    checkable button is checked (the navigation rails)."""
     file_name = NAMES.get(name)
     if file_name is None:
         raise KeyError(f"no icon is named {name!r}; add it to app/ui/style/icons.NAMES")
     return QIcon(_TintedEngine(file_name, tone))
+
+
+_tinted_dir: Path | None = None
+
+
+def tinted_file(name: str, color: str) -> str:
+    """A file of ``name``'s SVG drawn in ``color`` (for a stylesheet, which shows pictures only
+    from files), written once per process into a private temporary folder; forward slashes.
+    "" when it cannot be written (the stylesheet then draws no arrow, never fails)."""
+    global _tinted_dir
+    data = _svg(NAMES[name])
+    if data is None:
+        return ""
+    try:
+        if _tinted_dir is None:
+            _tinted_dir = Path(tempfile.mkdtemp(prefix="hearth-style-"))
+        path = _tinted_dir / f"{NAMES[name]}-{color.lstrip('#')}.svg"
+        if not path.exists():
+            path.write_bytes(data.replace(b"currentColor", color.encode()))
+    except OSError as exc:
+        log.warning("could not write the %s arrow for the stylesheet: %s", name, exc)
+        return ""
+    return path.as_posix()
 
 
 def pixmap(name: str, size: int, tone: str = "text") -> QPixmap:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.chat.fold import LIMITS, Folder, FoldLimits, fold
-from app.chat.render import render_markdown
+from app.chat.render import Theme, render_markdown
 from app.chat.streaming import StreamSplitter
 
 SMALL = FoldLimits(line_chars=30, columns=4, table_cells=12, code_lines=3, budget=400,
@@ -34,6 +34,8 @@ def read(path: str) -> str:
 2. See the [docs](https://docs.python.org/3/).
 """
 
+THEME = Theme.from_colors(text="#1f1d1b", base="#ffffff", link="#a8460f", muted="#625e59")
+
 
 def test_an_ordinary_reply_is_not_touched() -> None:
     for text in (ORDINARY, ORDINARY.rstrip("\n"), "", "\n\n", "one line", "a|b\n|-|-|\n"):
@@ -56,7 +58,7 @@ def test_a_wide_table_keeps_its_first_columns_and_a_screenful_of_rows() -> None:
     assert folded.text == ("Intro\n\n| A | B | C | … |\n|:--|---|---| --- |\n"
                            "| 0 | b | c | … |\n| 1 | b | c | … |\n"
                            "\n… (8 more rows, 3 more columns)\n\n\nAfter")
-    html = render_markdown(folded.text)
+    html = render_markdown(folded.text, THEME)
     assert html.count("<td ") == 8 and html.count("<th ") == 4
 
 

@@ -9,8 +9,6 @@ import pytest
 from app.chat.message import Message
 from app.chat.render import (
     CURSOR_MARK,
-    DARK,
-    LIGHT,
     Theme,
     escape_text,
     highlight_code,
@@ -20,6 +18,17 @@ from app.chat.render import (
     render_message,
     render_placeholder,
 )
+from app.ui.style import tokens
+
+
+def _theme(c: tokens.ColorRoles) -> Theme:
+    # As the window builds it (app/ui/chat_view.theme_for): from the design tokens.
+    return Theme.from_colors(text=c.text, base=c.raised_surface, link=c.link, muted=c.muted_text,
+                             accent=c.accent, danger=c.danger, code_bg=c.sunken, border=c.border)
+
+
+LIGHT = _theme(tokens.LIGHT)
+DARK = _theme(tokens.DARK)
 
 HOSTILE = """\
 ![x](/dev/zero) ![secret](file:///home/me/.ssh/id_rsa) ![](http://tracker.example/p.png)
@@ -67,13 +76,14 @@ def test_other_links_are_refused(url: str) -> None:
 
 
 def test_a_refused_link_keeps_its_text_and_loses_its_target() -> None:
-    out = render_markdown("[click here](javascript:alert(1)) and [docs](https://docs.example/)")
+    out = render_markdown("[click here](javascript:alert(1)) and [docs](https://docs.example/)",
+                          LIGHT)
     assert "click here" in out and "javascript" not in out
     assert '<a href="https://docs.example/" title="https://docs.example/"' in out
 
 
 def test_a_link_target_is_escaped_and_shown_on_hover() -> None:
-    out = render_markdown('[x](https://e.example/?a=1&b="2")')
+    out = render_markdown('[x](https://e.example/?a=1&b="2")', LIGHT)
     assert 'href="https://e.example/?a=1&amp;b=%222%22"' in out
     assert 'title="https://e.example/?a=1&amp;b=%222%22"' in out
 
@@ -90,7 +100,7 @@ def test_fenced_code_is_highlighted_with_inline_styles() -> None:
 def test_code_in_an_unknown_language_is_escaped_text() -> None:
     assert highlight_code("<b>", "no-such-language", dark=False) == "&lt;b&gt;"
     assert highlight_code("a < b", "", dark=True) == "a &lt; b"
-    out = render_markdown("    indented <code>\n")
+    out = render_markdown("    indented <code>\n", LIGHT)
     assert "&lt;code&gt;" in out
 
 
@@ -100,10 +110,15 @@ def test_tables_and_strikethrough_render() -> None:
     assert f"border-color:{LIGHT.border}" in out
 
 
-def test_a_users_message_is_shown_as_typed() -> None:
-    out = render_message(Message("user", "**not bold** <b>x</b>\nsecond & line"), LIGHT)
-    assert "**not bold** &lt;b&gt;x&lt;/b&gt;<br>second &amp; line" in out
-    assert "<strong>" not in out and "You" in out
+def test_a_users_message_is_markdown_and_its_raw_html_stays_text() -> None:
+    out = render_message(Message("user", "**bold** <b>x</b>\nsecond & line"), LIGHT)
+    assert "<strong>bold</strong> &lt;b&gt;x&lt;/b&gt;<br />\nsecond &amp; line" in out
+    assert "<b>x</b>" not in out and "You" in out
+    hostile = render_message(Message("user", HOSTILE), LIGHT, index=0)
+    assert "<img" not in hostile.lower() and "file:" not in hostile.replace("file:///", "")
+    assert 'href="file' not in hostile and 'href="javascript' not in hostile
+    code = render_message(Message("user", "```sh\necho 1\n```"), LIGHT, index=3)
+    assert "hearth:copy-code/3/0" in code and "&nbsp;sh&nbsp;" in code  # its language, its Copy
 
 
 def test_a_streaming_reply_ends_with_the_cursor_mark() -> None:
@@ -139,16 +154,16 @@ def test_a_theme_is_mixed_from_the_palette_colours() -> None:
 
 def test_a_single_newline_in_a_reply_is_a_line_break() -> None:
     # A chat model's newline is meant: "a\nb" shows as two lines, not "a b" run together.
-    out = render_markdown("a\nb")
+    out = render_markdown("a\nb", LIGHT)
     assert "a<br />\nb" in out
     saved = "\n".join(["Say hello. Then stop."] * 6)
-    assert render_markdown(saved).count("<br />") == 5
+    assert render_markdown(saved, LIGHT).count("<br />") == 5
     # Code blocks and tables are as they were: their lines are not given <br />.
-    code = render_markdown("```\nx = 1\ny = 2\n```")
+    code = render_markdown("```\nx = 1\ny = 2\n```", LIGHT)
     assert "<br" not in code and "x = 1\ny = 2" in code
-    table = render_markdown("| a | b |\n|---|---|\n| 1 | 2 |")
+    table = render_markdown("| a | b |\n|---|---|\n| 1 | 2 |", LIGHT)
     assert "<table" in table and "<br" not in table
 
 
 def test_a_document_keeps_commonmark_soft_breaks() -> None:
-    assert "<br" not in render_markdown("a\nb", breaks=False)
+    assert "<br" not in render_markdown("a\nb", LIGHT, breaks=False)

@@ -95,6 +95,12 @@ def test_parse_typed_text() -> None:
     assert parse(FIELD_BY_NAME["temperature"], " 0.25 ") == 0.25
     assert parse(FIELD_BY_NAME["top_k"], "40") == 40
     assert parse(FIELD_BY_NAME["seed"], "") is None
+    # A decimal comma, as a German person types it (the panel shows "0,7" there).
+    assert parse(FIELD_BY_NAME["temperature"], "0,7") == 0.7
+    with pytest.raises(ValueError, match="from"):
+        parse(FIELD_BY_NAME["top_k"], "4,5")  # a whole number field takes no decimals
+    with pytest.raises(ValueError, match="from"):
+        parse(FIELD_BY_NAME["temperature"], "1,000.5")
     for name, text in (("top_k", "4.5"), ("top_p", "2"), ("temperature", "warm"),
                        ("max_tokens", "0"), ("temperature", "inf")):
         with pytest.raises(ValueError, match="from"):

@@ -4,8 +4,10 @@ line under it, for a local model and a server."""
 from __future__ import annotations
 
 from app.chat.message import Message
-from app.chat.render import LIGHT, render_actions
+from app.chat.render import Theme, render_footer, render_name
 from app.chat.source import ReplySource
+
+LIGHT = Theme.from_colors(text="#1f1d1b", base="#ffffff", link="#a8460f", muted="#625e59")
 
 
 def test_sources_round_trip_through_meta() -> None:
@@ -22,14 +24,18 @@ def test_sources_round_trip_through_meta() -> None:
     assert ReplySource.from_meta(None) is None
 
 
-def test_the_line_under_a_reply_names_its_source_as_plain_text() -> None:
+def test_a_reply_is_named_by_its_source_and_its_speed_is_under_it_as_plain_text() -> None:
     reply = Message("assistant", "Hi", meta={
         "tokens_per_s": 12.5, "source": ReplySource("<b>m</b>", "Box", "http://b/v1").to_meta()})
-    line = render_actions(reply, LIGHT, 1)
-    assert "12.5 tokens/s" in line and "&lt;b&gt;m&lt;/b&gt; on Box" in line
+    assert "&lt;b&gt;m&lt;/b&gt; on Box" in render_name(reply, LIGHT)
+    line = render_footer(reply, LIGHT, 1)
+    assert "12.5 tokens/s" in line and "<b>" not in line
     whole = Message("assistant", "Hi", meta={
         "tokens_per_s": 9000.0, "streamed": False,
         "source": ReplySource("m", "Box", "http://b/v1").to_meta()})
-    line = render_actions(whole, LIGHT, 1)
-    assert "tokens/s" not in line and "the server does not stream" in line
-    assert "on Box" not in render_actions(Message("user", "q", meta=dict(reply.meta)), LIGHT, 0)
+    line = render_footer(whole, LIGHT, 1)
+    assert "tokens/s" not in line and "m on Box (sent whole: the server does not stream)" in line
+    question = Message("user", "q", meta=dict(reply.meta))
+    assert "on Box" not in render_footer(question, LIGHT, 0) + render_name(question, LIGHT)
+    assert ">You<" in render_name(question, LIGHT)
+    assert ">Assistant<" in render_name(Message("assistant", "a"), LIGHT)  # no source kept

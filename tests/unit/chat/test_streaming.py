@@ -5,8 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.chat.render import render_markdown
+from app.chat.render import Theme, render_markdown
 from app.chat.streaming import FORCE_CUT_CHARS, StreamSplitter, split_reasoning
+
+THEME = Theme.from_colors(text="#1f1d1b", base="#ffffff", link="#a8460f", muted="#625e59")
 
 
 def _feed(text: str, step: int) -> tuple[list[str], str, StreamSplitter]:
@@ -39,7 +41,7 @@ def test_a_long_code_block_is_cut_and_reopened_so_each_part_renders_as_code() ->
                           for c in chunks)
     assert tail.startswith("```python\n")
     assert all(len(c) < FORCE_CUT_CHARS + 200 for c in chunks)
-    assert "<pre" in render_markdown(tail) and "<pre" in render_markdown(chunks[-1])
+    assert "<pre" in render_markdown(tail, THEME) and "<pre" in render_markdown(chunks[-1], THEME)
     # The pieces hold every line once, in order.
     lines = [ln for c in [*chunks, tail] for ln in c.splitlines() if ln.startswith("line")]
     assert lines == body.splitlines()

@@ -22,6 +22,7 @@ from app.hardware.detect import Probes
 from app.hardware.nvidia import detect_nvidia
 from app.hardware.report import GpuInfo, MemoryInfo, SourceStatus
 from app.hardware.vulkan import detect_vulkan
+from app.i18n import Text
 from tests.fixtures.hardware.make_reports import load_report
 from tests.unit.hardware.fakes import FakeNvml, FakeTools, fixture_json, fixture_text, materialize
 from tests.unit.hardware.test_apple import FakeMetalDevice, fake_metal
@@ -113,6 +114,16 @@ def test_a_crashing_source_becomes_a_reason() -> None:
 
     report = detect_hardware(Probes(nvidia=boom, amd=None, apple=None, vulkan=None))
     assert report.source("nvidia").reason == "failed: RuntimeError: driver exploded"
+    # Every reason the Hardware page lists under "Not found" is a translatable sentence.
+    missing = [s for s in report.sources if not s.present]
+    assert missing and all(isinstance(s.reason, Text) for s in missing), missing
+
+
+def test_skipped_probes_say_why_in_translatable_sentences() -> None:
+    probes = Probes.for_platform("Windows")
+    assert probes.skip_reasons["amd"] == "sysfs is Linux only"
+    assert all(isinstance(r, Text) for r in probes.skip_reasons.values())
+    assert Probes.for_platform("Darwin").skip_reasons["nvidia"] == "NVML is not available on macOS"
 
 
 def test_cpu_and_memory_failures_fall_back() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from app.hardware.detect import Probes, detect_hardware
 from app.hardware.nvidia import cuda_version_text, detect_nvidia
+from app.i18n import Text
 from tests.unit.hardware.fakes import FakeNvml
 
 GiB = 1024**3
@@ -68,6 +69,7 @@ def test_nvml_init_failures_become_reasons(code: int, words: str) -> None:
     assert gpus == []
     assert not status.present
     assert words in status.reason
+    assert isinstance(status.reason, Text)  # translated on the Hardware page
 
 
 def test_a_gpu_lost_after_being_counted_is_skipped_with_a_reason() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from app.hardware import _subprocess
 from app.hardware._subprocess import clean_env, run_tool
+from app.i18n import Text
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="uses sh and sleep")
 
@@ -80,6 +81,9 @@ def test_timeouts_are_capped_at_three_seconds(killed: list[int]) -> None:
 def test_missing_tool() -> None:
     result = run_tool(["hearth-no-such-tool-xyz"])
     assert not result.ok and result.reason == "hearth-no-such-tool-xyz is not installed"
+    # A sentence the Hardware page translates; the tool's name stays data.
+    assert isinstance(result.reason, Text)
+    assert result.reason.args == {"tool": "hearth-no-such-tool-xyz"}
 
 
 @posix_only

@@ -43,6 +43,7 @@ from app.hub.types import (
     IntegrityError,
     UnsafeNameError,
 )
+from app.i18n import Text
 from app.jobs import CancelledError, CancelToken
 from tests.fixtures.fake_hub import FakeHub
 
@@ -333,8 +334,12 @@ def test_server_without_range_gets_one_stream_and_restarts(hub: FakeHub, tmp_pat
 def test_404_is_a_sentence(hub: FakeHub, tmp_path: Path) -> None:
     src, _ = make(hub)
     gone = DownloadSource(src.url.replace(src.name, "gone.gguf"), "gone.gguf", src.size, src.sha256)
-    with pytest.raises(DownloadError, match="no longer on Hugging Face"):
+    with pytest.raises(DownloadError, match="no longer on Hugging Face") as raised:
         download_group([gone], tmp_path, cancel=CancelToken(), options=OPT)
+    # One whole sentence per case: never an English word ("file") put into a template.
+    message = str(raised.value)
+    assert message.startswith("The file for gone.gguf is no longer on Hugging Face")
+    assert isinstance(message, Text) and "what" not in message.args
 
 
 @pytest.mark.parametrize(("token", "accepted", "reason"), [
