@@ -90,6 +90,8 @@ class Words:
     show_less: str = "Show less"
     speed: str = "{speed} tokens/s"
     sent_whole: str = "{source} (sent whole: the server does not stream)"
+    # The notes under a reply (app/chat/transcript.py's, stored in English): (English, shown).
+    notes: tuple[tuple[str, str], ...] = ()
 
 
 ENGLISH = Words()
@@ -489,8 +491,9 @@ def render_reasoning(reasoned: Reasoned, theme: Theme, index: int | None,
 
 def render_note(m: Message, theme: Theme) -> str:
     """"Stopped.", "The reply reached its length limit." under a reply."""
-    return (f'<p style="color:{theme.note}; font-style:italic">{escape_text(m.note)}</p>\n'
-            if m.note else "")
+    note = dict(theme.words.notes).get(m.note, m.note)
+    return (f'<p style="color:{theme.note}; font-style:italic">{escape_text(note)}</p>\n'
+            if note else "")
 
 
 def render_footer(m: Message, theme: Theme, index: int, whole: bool | None = None) -> str:

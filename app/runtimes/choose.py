@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.hardware.report import HardwareReport
+from app.i18n import T_, Text
 from app.planner.types import Reason
 from app.runtimes.catalog import Runtime
 from app.runtimes.selftest import SelftestResult
@@ -52,8 +53,27 @@ def machine_of(report: HardwareReport) -> rules.Machine:
                          tuple(g.name for g in report.gpus))
 
 
+# The runner's rules (runner/wire/choose.py) say why in English; the fixed sentences among
+# them, marked here so the window shows them translated.
+_WHYS = {
+    "the only runtime installed": T_("the only runtime installed"),
+    "no better runtime passed its self-test": T_("no better runtime passed its self-test"),
+    "your choice": T_("your choice"),
+    "the best for Apple Silicon": T_("the best for Apple Silicon"),
+    "the portable CPU build, tuned for this processor at run time":
+        T_("the portable CPU build, tuned for this processor at run time"),
+}
+
+
 def _reasons(notes: Sequence[rules.Note]) -> tuple[Reason, ...]:
-    return tuple(Reason(n.code, dict(n.params)) for n in notes)
+    out = []
+    for n in notes:
+        params = dict(n.params)
+        why = params.get("why")
+        if isinstance(why, str) and not isinstance(why, Text) and why in _WHYS:
+            params["why"] = _WHYS[why]
+        out.append(Reason(n.code, params))
+    return tuple(out)
 
 
 def ranked(report: HardwareReport, runtimes: Sequence[Runtime],

@@ -66,6 +66,7 @@ from app.chat.render import (
     render_message,
     render_placeholder,
 )
+from app.chat.transcript import ReplyEnd, end_note
 from app.ui.chat_bar import BarPlace, MessageBar
 from app.ui.chat_document import (
     Blocks,
@@ -107,7 +108,20 @@ def words() -> Words:
         show_all=tr("Show all ({count} characters)"),
         show_all_window=tr("Show all in a window ({count} characters)"),
         show_less=tr("Show less"), speed=tr("{speed} tokens/s"),
-        sent_whole=tr("{source} (sent whole: the server does not stream)"))
+        sent_whole=tr("{source} (sent whole: the server does not stream)"),
+        notes=_notes())
+
+
+def _notes() -> tuple[tuple[str, str], ...]:
+    """The notes under a reply (app/chat/transcript.py keeps them in English): each in the
+    window's language."""
+    return ((end_note(ReplyEnd.STOPPED), tr("Stopped.")),
+            (end_note(ReplyEnd.LENGTH), tr("The reply reached its length limit.")),
+            (end_note(ReplyEnd.CLOSED), tr("The window was closed during this reply.")),
+            (end_note(ReplyEnd.FAILED), tr("The reply failed.")),
+            (end_note(ReplyEnd.RUNNER_DIED), tr(
+                "The model runner stopped during this reply. Restart the model to continue; "
+                "the conversation is kept.")))
 
 
 def theme_for(palette: QPalette) -> Theme:

@@ -2445,6 +2445,26 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>{source} (als Ganzes gesendet: Der Server streamt nicht)</translation>
     </message>
     <message>
+        <source>Stopped.</source>
+        <translation>Angehalten.</translation>
+    </message>
+    <message>
+        <source>The reply reached its length limit.</source>
+        <translation>Die Antwort hat ihre Längenbegrenzung erreicht.</translation>
+    </message>
+    <message>
+        <source>The window was closed during this reply.</source>
+        <translation>Das Fenster wurde während dieser Antwort geschlossen.</translation>
+    </message>
+    <message>
+        <source>The reply failed.</source>
+        <translation>Die Antwort ist fehlgeschlagen.</translation>
+    </message>
+    <message>
+        <source>The model runner stopped during this reply. Restart the model to continue; the conversation is kept.</source>
+        <translation>Der Modell-Runner wurde während dieser Antwort beendet. Starten Sie das Modell neu, um fortzufahren; die Unterhaltung bleibt erhalten.</translation>
+    </message>
+    <message>
         <source>Message actions</source>
         <translation>Aktionen für die Nachricht</translation>
     </message>
@@ -4775,6 +4795,26 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     <message>
         <source>Among the best models a single 24 GB GPU can hold.</source>
         <translation>Eines der besten Modelle, die eine einzelne GPU mit 24 GB fassen kann.</translation>
+    </message>
+    <message>
+        <source>the only runtime installed</source>
+        <translation>die einzige installierte Laufzeitumgebung</translation>
+    </message>
+    <message>
+        <source>no better runtime passed its self-test</source>
+        <translation>keine bessere Laufzeitumgebung hat ihren Selbsttest bestanden</translation>
+    </message>
+    <message>
+        <source>your choice</source>
+        <translation>Ihre Wahl</translation>
+    </message>
+    <message>
+        <source>the best for Apple Silicon</source>
+        <translation>die beste für Apple Silicon</translation>
+    </message>
+    <message>
+        <source>the portable CPU build, tuned for this processor at run time</source>
+        <translation>der portable CPU-Build, zur Laufzeit auf diesen Prozessor abgestimmt</translation>
     </message>
 </context>
 <context>

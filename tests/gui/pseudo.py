@@ -157,6 +157,8 @@ def untranslated(texts: Iterable[tuple[str, str]], data: Iterable[str] = ()) -> 
         rest = strip_marked(text)
         for d in data:
             rest = rest.replace(d, " ")
+        rest = re.sub(r"</?[A-Za-z][^<>]*>", " ", rest)  # markup (a tooltip's <br>), never words shown
+        rest = re.sub(r"\b[a-z][a-z+]*://\S*", " ", rest)  # an address is data
         rest = re.sub(r"(?:[A-Za-z]:)?[/\\][^\s]*", " ", rest)  # a path is data
         words = [w for w in re.findall(r"[A-Za-z]{2,}", rest) if w not in PROPER]
         if words:

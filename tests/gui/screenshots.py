@@ -10,6 +10,12 @@ start), dialogs size themselves for that screen, and one crash loses one combina
 Files are named ``<screen>-<theme>-<WxH>-<lang>.png``; one screen failing is logged and the others
 go on; the summary lists the failures and the exit status is 1 if there were any.
 
+The language ``pseudo`` (issue 27) is the pseudo-locale of tests/gui/pseudo.py: every string
+that goes through ``tr``/``ui_text`` comes back marked, and every widget grabbed is checked for
+visible text that is neither marked nor data the screen legitimately shows (the fake Hub's
+names, this machine's hardware, the conversations' words). The findings, per screen, go to
+``OUT/untranslated.json``; the summary prints them and the exit status is 1 if there are any.
+
 Chat pictures use the real Gemma 3 270M (tests/.models/gemma-3-270m-q4_k_m.gguf; DESIGN.md says
 how to fetch it). It is a base model, so it is given text to continue. Where it is missing the
 generated base model of tests/fixtures/models.py stands in (its words are random) and a log line
@@ -39,6 +45,10 @@ GEMMA = REPO / "tests" / ".models" / "gemma-3-270m-q4_k_m.gguf"
 GEMMA_SIZE = 253_113_024
 OFFLINE = "http://127.0.0.1:9"  # nothing listens on the discard port: refused at once
 RESULT = "SHOT-RESULT "  # a worker's result lines on stdout start with this
+PSEUDO = "pseudo"  # the pseudo-locale: every translated string marked (tests/gui/pseudo.py)
+UNTRANSLATED = "untranslated.json"  # what the pseudo-locale found, per screen
+# llama.cpp's names of the KV cache's types: shown as they are in every language.
+KV_TYPES = ("f16", "f32", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")
 
 # Text a base model continues sensibly (it does not follow instructions).
 PROMPTS = (
@@ -127,6 +137,9 @@ class Shot:
     model: Path | None = None
     model_note: str = ""
     results: list[tuple[str, str, str]] = field(default_factory=list)  # (screen, status, detail)
+    untranslated: dict[str, list[str]] = field(default_factory=dict)  # pseudo: screen -> texts
+    data: list[str] = field(default_factory=list)  # pseudo: what may show unmarked (fixed part)
+    also_shown: list[str] = field(default_factory=list)  # pseudo: a reply caught mid-way
     _loaded: bool = False
     _welcome_closed: bool = False
     _seeded: dict[str, int] = field(default_factory=dict)
@@ -154,21 +167,93 @@ class Shot:
         w, h = self.size
         return self.out / f"{name}-{self.theme}-{w}x{h}-{self.lang}.png"
 
-    def save(self, name: str, pixmap: Any) -> Path:
+    def save(self, name: str, pixmap: Any, *shown: Any) -> Path:
+        """Save ``pixmap`` as screen ``name``; in the pseudo-locale check the ``shown`` widgets
+        (what the picture is of) for text left untranslated."""
         path = self.path(name)
         if pixmap.isNull() or not pixmap.save(str(path)):
             raise RuntimeError(f"could not save {path}")
+        self.check(name, *shown)
         return path
+
+    def check(self, name: str, *widgets: Any) -> None:
+        """Pseudo-locale only: record the visible texts of ``widgets`` left untranslated."""
+        if self.lang != PSEUDO or not widgets:
+            return
+        from tests.gui.pseudo import untranslated, visible_texts
+
+        data = self.shown_data()
+        found = self.untranslated.setdefault(name, [])
+        for widget in widgets:
+            for line in untranslated(visible_texts(widget), data):
+                if line not in found:
+                    found.append(line)
+
+    def shown_data(self) -> list[str]:
+        """What a screen may show unmarked now: the fixed data (:meth:`fixed_data`), the
+        conversations' titles and words (seeded here or the model's replies), the downloads'
+        titles and the hardware report's names."""
+        found = list(self.data)
+
+        def read(db: Any) -> list[str]:
+            rows = [r[0] for r in db.query("SELECT title FROM conversations", action="read")]
+            rows += [r[0] for r in db.query("SELECT model FROM conversations", action="read")]
+            for (content,) in db.query("SELECT content FROM messages", action="read"):
+                rows += written(content)
+            return rows
+
+        found += self.store(read)
+        window = self.gui.window
+        for message in window.chat.messages():  # those not stored yet (a reply streaming)
+            found += written(getattr(message, "content", "") or "")
+        for text in self.also_shown:
+            found += written(text)
+        found += [row.title for row in self.gui.downloads.rows()]
+        for row in self.gui.local.rows():  # the library's files: names and their headers' words
+            found += [row.name, row.path, row.architecture or "", row.quantization or ""]
+        report = self.gui.hardware.report
+        if report is not None:
+            cpu = report.cpu
+            found += [getattr(cpu, "model", "") or "", *(getattr(cpu, "flags", ()) or ()),
+                      *(getattr(cpu, "features", ()) or ())]
+            found += [getattr(report, "os", "") or "", getattr(report, "os_name", "") or ""]
+            found += [g.name for g in getattr(report, "gpus", ())]
+        return [d for d in found if isinstance(d, str) and d.strip()]
+
+    def fixed_data(self) -> list[str]:
+        """Data known before the window: paths, the models' files and the Hub's repositories
+        (their names, files and cards), the recommended list's names, names of things."""
+        from app.hub.recommended import load_recommended
+
+        found = [os.environ.get("HEARTH_HOME", ""), os.environ.get("HEARTH_MODELS_DIR", ""),
+                 os.environ.get("HOME", ""), str(Path.home())]
+        if self.model is not None:
+            found += [self.model.name, self.model.stem, str(self.model.parent)]
+        # What other apps downloaded (tests/gui/screenshot_hub.other_apps): their own names.
+        found += ["tinyllama:1b", "tinyllama", "lmstudio-community/Tiny-GGUF", "Tiny-GGUF",
+                  "tiny-Q8_0.gguf", "tiny-Q8_0"]
+        for repo in self.hub._repos.values():  # the fake Hub's repositories, files and cards
+            found += [repo.repo_id, *repo.repo_id.split("/"), repo.license or "", *repo.tags]
+            for files in repo.commits.values():
+                for file in files:
+                    found += [file, file.rsplit(".", 1)[0]]
+            found += written(repo.card)  # the model card: the repository's own words
+        for rec in load_recommended():  # model names and quantizations (the blurbs translate)
+            found += [rec.title, rec.quant, rec.repo_id]
+        found.append("built-in")  # the runtime of llama-cpp-python itself: a folder name
+        found += KV_TYPES
+        found.append("hf_…")  # the token field's placeholder: how a Hugging Face token begins
+        return [d for d in found if d and d.strip()]
 
     def window_shot(self, name: str) -> Path:
         window = self.gui.window
         window.resize(*self.size)
         self.settle()
-        return self.save(name, window.grab())
+        return self.save(name, window.grab(), window)
 
     def widget_shot(self, name: str, widget: Any) -> Path:
         self.settle()
-        return self.save(name, widget.grab())
+        return self.save(name, widget.grab(), widget)
 
     def composite_shot(self, name: str, *popups: Any) -> Path:
         """The window with top-level popups painted where they are on the screen."""
@@ -181,7 +266,7 @@ class Shot:
             origin = window.mapFromGlobal(popup.mapToGlobal(popup.rect().topLeft()))
             painter.drawPixmap(origin, popup.grab())
         painter.end()
-        return self.save(name, picture)
+        return self.save(name, picture, window, *popups)
 
     @contextmanager
     def modal(self, name: str) -> Iterator[list[Path]]:
@@ -200,7 +285,7 @@ class Shot:
             try:
                 for _ in range(5):
                     QApplication.processEvents()
-                saved.append(self.save(name, box.grab()))
+                saved.append(self.save(name, box.grab(), box))
             finally:
                 box.close()
 
@@ -327,6 +412,19 @@ class Shot:
         self.settle(100)
 
 
+def written(text: str) -> list[str]:
+    """The ways a view may show ``text`` (a message, a model card): whole, line by line, and
+    line by line as its Markdown renders (code blocks' language names included)."""
+    import re
+
+    from PySide6.QtGui import QTextDocument
+
+    document = QTextDocument()
+    document.setMarkdown(text)
+    lines = [*text.splitlines(), *document.toPlainText().splitlines()]
+    return [text, *(line.strip() for line in lines), *re.findall(r"```\s*([\w+#-]+)", text)]
+
+
 def find_model() -> tuple[Path, str]:
     """The real Gemma 3 270M where it is in tests/.models, else a generated base model."""
     if GEMMA.is_file() and GEMMA.stat().st_size == GEMMA_SIZE:
@@ -419,7 +517,15 @@ def worker(out: Path, theme: str, lang: str, size: tuple[int, int], only: list[s
     from app.ui.lang import install_language
     from app.ui.theme import ThemeController
 
-    install_language(app, lang)  # before the window: its widgets are built translated
+    if lang == PSEUDO:  # every string marked; numbers and dates as in English
+        from PySide6.QtCore import QLocale
+
+        from tests.gui.pseudo import PseudoTranslator
+
+        QLocale.setDefault(QLocale("en_US"))
+        app.installTranslator(PseudoTranslator(app))
+    else:
+        install_language(app, lang)  # before the window: its widgets are built translated
     controller = ThemeController(app)
     controller.apply(theme)
     out.mkdir(parents=True, exist_ok=True)
@@ -430,7 +536,8 @@ def worker(out: Path, theme: str, lang: str, size: tuple[int, int], only: list[s
         shot.hub = hub
         fill_hub(hub, home)
         parent = QObject()
-        settings = AppSettings(theme=theme, language=lang)  # type: ignore[arg-type]
+        settings = AppSettings(theme=theme,  # type: ignore[arg-type]
+                               language="en" if lang == PSEUDO else lang)
         shot.gui = compose(parent, settings=settings, apply_theme=controller.apply,
                            show_welcome=True,
                            chat_params={"max_tokens": 90, "seed": 7, "temperature": 0.7,
@@ -440,11 +547,20 @@ def worker(out: Path, theme: str, lang: str, size: tuple[int, int], only: list[s
         window.show()
         shot.settle(500)
         try:
+            if lang == PSEUDO:
+                shot.data = shot.fixed_data()
             shot.run(chosen)
         finally:
             shot.tidy()
             window.close()
             shot.gui.close()
+    if lang == PSEUDO:  # added to what other combinations of this run found
+        report = out / UNTRANSLATED
+        found = json.loads(report.read_text()) if report.is_file() else {}
+        for name, lines in shot.untranslated.items():
+            found.setdefault(name, []).extend(x for x in lines if x not in found.get(name, []))
+        found = {name: lines for name, lines in found.items() if lines}
+        report.write_text(json.dumps(found, indent=1, ensure_ascii=False))
     return shot.results
 
 
@@ -512,7 +628,14 @@ def _chat_streaming(s: Shot) -> None:
             raise RuntimeError("the reply finished before it could be caught mid-way")
         window.input.setPlainText("And then?")
         s.app.processEvents()
-        s.save("chat-streaming", window.grab())
+        # The reply as far as the view shows it: its lines may lag behind the words streamed.
+        lines = (line.strip().rstrip("▍").rstrip()
+                 for line in window.chat.document().toPlainText().splitlines())
+        s.also_shown = [live[0], *(line for line in lines if line and line in live[0])]
+        try:
+            s.save("chat-streaming", window.grab(), window)
+        finally:
+            s.also_shown = []
         window.chat_panel.escape()  # stop
         s.wait_until(lambda: bool(finished), 60, "the stopped reply")
     finally:
@@ -900,6 +1023,8 @@ def main(argv: list[str] | None = None) -> int:
         # Threads of the services may still be winding down: leave without waiting on them.
         os._exit(1 if any(r[1] != "ok" for r in results) else 0)
     started = time.monotonic()
+    if PSEUDO in langs:  # the findings of this run only
+        (out / UNTRANSLATED).unlink(missing_ok=True)
     everything: list[tuple[str, str, str, str]] = []
     for lang in langs:
         for theme in themes:
@@ -913,7 +1038,17 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(failed)} failed")
     for combo, name, _status, detail in failed:
         print(f"  FAILED {name} ({combo}): {detail}")
-    return 1 if failed else 0
+    left = 0
+    if PSEUDO in langs:
+        report = out / UNTRANSLATED
+        found: dict[str, list[str]] = json.loads(report.read_text()) if report.is_file() else {}
+        left = sum(len(lines) for lines in found.values())
+        print(f"\npseudo-locale: {left} text(s) left untranslated on {len(found)} screen(s)"
+              + (f" ({report})" if found else ""))
+        for name, lines in found.items():
+            for line in lines:
+                print(f"  UNTRANSLATED [{name}] {line}")
+    return 1 if failed or left else 0
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ and says which screens failed."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +52,23 @@ def test_an_unknown_screen_is_refused_before_anything_runs(tmp_path: Path) -> No
     assert done.returncode == 2
     assert "no-such" in done.stderr
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_every_screen_in_the_pseudo_locale_leaves_nothing_untranslated(tmp_path: Path) -> None:
+    """Issue 27: every screen walked in the pseudo-locale (tests/gui/pseudo.py) shows no text
+    that is neither translated nor data. The chat screens need the real Gemma 3 270M (the
+    generated stand-in's replies may end before the streaming picture); without it they are
+    left out."""
+    real = screenshots.GEMMA.is_file() and screenshots.GEMMA.stat().st_size == screenshots.GEMMA_SIZE
+    only = [s.name for s in screenshots.SCREENS if real or not s.needs_model]
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.gui.screenshots", str(tmp_path), "--sizes", "1280x720",
+         "--themes", "light", "--languages", screenshots.PSEUDO, "--only", ",".join(only)],
+        cwd=REPO, capture_output=True, text=True, timeout=420)
+    report = tmp_path / screenshots.UNTRANSLATED
+    assert report.is_file(), done.stdout + done.stderr
+    assert json.loads(report.read_text()) == {}, done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{len(only)} screenshots" in done.stdout and "0 failed" in done.stdout
+    assert "0 text(s) left untranslated" in done.stdout
