@@ -59,9 +59,11 @@ def test_every_screen_in_the_pseudo_locale_leaves_nothing_untranslated(tmp_path:
     """Issue 27: every screen walked in the pseudo-locale (tests/gui/pseudo.py) shows no text
     that is neither translated nor data. The chat screens need the real Gemma 3 270M (the
     generated stand-in's replies may end before the streaming picture); without it they are
-    left out."""
+    left out. So is the picture taken mid-reply: what it shows depends on how far a busy
+    machine got (the script checks it when run by hand)."""
     real = screenshots.GEMMA.is_file() and screenshots.GEMMA.stat().st_size == screenshots.GEMMA_SIZE
-    only = [s.name for s in screenshots.SCREENS if real or not s.needs_model]
+    only = [s.name for s in screenshots.SCREENS
+            if (real or not s.needs_model) and s.name != "chat-streaming"]
     done = subprocess.run(
         [sys.executable, "-m", "tests.gui.screenshots", str(tmp_path), "--sizes", "1280x720",
          "--themes", "light", "--languages", screenshots.PSEUDO, "--only", ",".join(only)],
