@@ -241,6 +241,10 @@ class Shot:
         for rec in load_recommended():  # model names and quantizations (the blurbs translate)
             found += [rec.title, rec.quant, rec.repo_id]
         found.append("built-in")  # the runtime of llama-cpp-python itself: a folder name
+        from app.runtimes.catalog import list_runtimes
+
+        # The installed runtimes' folder names and labels ("cpu-portable (CPU)"): data.
+        found += [text for rt in list_runtimes() for text in (rt.name, rt.label())]
         found += KV_TYPES
         found.append("hf_…")  # the token field's placeholder: how a Hugging Face token begins
         return [d for d in found if d and d.strip()]

@@ -45,6 +45,10 @@ def _data(gui: Any) -> list[str]:
     from app.hub.recommended import load_recommended
 
     found.append("built-in")  # the runtime of llama-cpp-python itself: a folder name
+    from app.runtimes.catalog import list_runtimes
+
+    # The installed runtimes' folder names and labels ("cpu-portable (CPU)"): data.
+    found += [text for rt in list_runtimes() for text in (rt.name, rt.label())]
     found += [row.title for row in gui.downloads.rows()]  # what other tests left in this home
     for rec in load_recommended():  # model names and quantizations (the blurbs translate)
         found += [rec.title, rec.quant, rec.repo_id]
