@@ -1,5 +1,5 @@
-"""Small pieces the model views share: plain-text labels, headings, a scrolling column of
-cards, a yes/no question, sizes and counts for people, palette-aware colour hints, and a
+"""Small pieces the model views share: plain-text labels, a scrolling column of
+cards, a confirmation, sizes and counts for people, palette-aware colour hints, and a
 window's opening size that fits the screen."""
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.chat.render import mix
 from app.hub.verdict import Fit
 from app.ui.lang import format_number, tr
 from app.ui.style.palette import roles
@@ -28,8 +27,9 @@ FIT_TONES = {Fit.GPU: "success", Fit.PARTIAL: "info", Fit.CPU: "warning", Fit.NO
 
 
 def plain_label(text: str = "", *, muted: bool = False, wrap: bool = True,
-                selectable: bool = True) -> QLabel:
-    """A label that shows its text as typed: Hub and file text must never be read as markup."""
+                selectable: bool = True, tone: str = "", kind: str = "") -> QLabel:
+    """A label that shows its text as typed: Hub and file text must never be read as markup.
+    ``tone`` and ``kind`` are the stylesheet's ``tone`` and ``type`` (app/ui/style/sheet.py)."""
     label = QLabel()
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setText(text)
@@ -38,6 +38,10 @@ def plain_label(text: str = "", *, muted: bool = False, wrap: bool = True,
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     if muted:
         label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+    if tone:
+        label.setProperty("tone", tone)
+    if kind:
+        label.setProperty("type", kind)
     return label
 
 
@@ -48,16 +52,6 @@ def named_button(text: str, tip: str = "") -> QPushButton:
     if tip:
         button.setToolTip(tip)
     return button
-
-
-def heading_label(text: str, *, wrap: bool = False) -> QLabel:
-    """A view's bold title, a little larger than the text."""
-    label = plain_label(text, wrap=wrap, selectable=False)
-    font = label.font()
-    font.setBold(True)
-    font.setPointSizeF(font.pointSizeF() * 1.1)
-    label.setFont(font)
-    return label
 
 
 def scrolling_column(parent: QWidget) -> tuple[QScrollArea, QVBoxLayout]:
@@ -138,18 +132,6 @@ def human_tokens(n: int | None) -> str:
     return format_number(n, ",d")
 
 
-def text_color(palette: QPalette, hue: str) -> QColor:
-    """The palette's text colour leaning towards ``hue``: readable on light and dark themes.
-
-    Deprecated by the design system (issue 27): use a label's ``tone`` (style.components.set_tone)
-    or :func:`tone_color`; this goes once no widget passes a hue of its own."""
-    text = palette.color(QPalette.ColorRole.WindowText).name()
-    base = palette.color(QPalette.ColorRole.Base).name()
-    dark = QColor(base).lightnessF() < QColor(text).lightnessF()
-    # On a dark base the hue must stay light, on a light one dark: keep more of the text there.
-    return QColor(mix(text, hue, 0.55 if dark else 0.7))
-
-
 def tone_color(tone: str, palette: QPalette | None = None) -> QColor:
     """The token colour of ``tone`` (muted, success, warning, danger, info) in the scheme of
     ``palette`` (the application's when None): for text an item view or a painter draws, where
@@ -162,16 +144,6 @@ def tone_color(tone: str, palette: QPalette | None = None) -> QColor:
 def fit_color(palette: QPalette, fit: Fit) -> QColor:
     """The colour hint for a fit verdict."""
     return tone_color(FIT_TONES[fit], palette)
-
-
-def set_text_color(label: QLabel, color: QColor | None) -> None:
-    """Colour a label's text through its palette (None: the normal text colour)."""
-    pal = label.palette()
-    if color is None:
-        parent = label.parentWidget()
-        color = (parent or label).palette().color(QPalette.ColorRole.WindowText)
-    pal.setColor(QPalette.ColorRole.WindowText, color)
-    label.setPalette(pal)
 
 
 # A window opens on at most this share of the screen's free area: its frame (title bar,

@@ -148,12 +148,8 @@ class _Swatch(QWidget):
 
 
 def _label(text: str, *, muted: bool = False, wrap: bool = True, small: bool = False) -> QLabel:
-    label = plain_label(text, wrap=wrap)
-    if muted:
-        set_tone(label, "muted")
-    if small:
-        set_type(label, "small")
-    return label
+    return plain_label(text, wrap=wrap, tone="muted" if muted else "",
+                       kind="small" if small else "")
 
 
 class DeviceCard(Card):

@@ -37,7 +37,16 @@ from PySide6.QtWidgets import (
 
 from app.hub.verdict import Verdict
 from app.services.protocols import LocalModelsLike, LocalRow
-from app.ui.common import FIT_TONES, Confirm, ask, human_params, human_size, human_tokens, scrolling_column
+from app.ui.common import (
+    FIT_TONES,
+    Confirm,
+    ask,
+    human_params,
+    human_size,
+    human_tokens,
+    plain_label,
+    scrolling_column,
+)
 from app.ui.lang import tr, ui_text
 from app.ui.style.components import (
     Banner,
@@ -121,15 +130,7 @@ class ElidedLabel(QLabel):
 
 def _label(text: str = "", *, tone: str = "", kind: str = "", wrap: bool = False) -> QLabel:
     """A plain-text label with a tone and a type: file text must never be read as markup."""
-    label = QLabel()
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setText(text)
-    label.setWordWrap(wrap)
-    if tone:
-        label.setProperty("tone", tone)
-    if kind:
-        label.setProperty("type", kind)
-    return label
+    return plain_label(text, wrap=wrap, selectable=False, tone=tone, kind=kind)
 
 
 def _facts(r: LocalRow) -> str:

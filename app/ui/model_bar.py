@@ -36,6 +36,7 @@ from app.remote.servers import RemoteModel
 from app.services.active_model import ActiveModel
 from app.services.protocols import LibraryLike, LocalModelsLike, RemoteLike
 from app.services.runner_process import RunnerState
+from app.ui.common import plain_label
 from app.ui.lang import tr, ui_text
 from app.ui.model_picker import ModelPicker
 from app.ui.style.components import (
@@ -52,10 +53,7 @@ from app.ui.style.tokens import SPACING
 
 
 def _plain(wrap: bool = True) -> QLabel:
-    label = QLabel()
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setWordWrap(wrap)
-    return label
+    return plain_label(wrap=wrap, selectable=False)
 
 
 class OneLine(QLabel):

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.ui.common import plain_label
 from app.ui.style.components import Card, heading, section_header
 from app.ui.style.tokens import SPACING
 
@@ -96,17 +97,7 @@ def note(text: str = "", *, tone: str = "muted", kind: str = "small",
          selectable: bool = False) -> QLabel:
     """A wrapped line of plain text under a setting (its ``tone`` and ``type`` drawn by the
     sheet; "" for the normal text)."""
-    label = QLabel()
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setText(text)
-    label.setWordWrap(True)
-    if tone:
-        label.setProperty("tone", tone)
-    if kind:
-        label.setProperty("type", kind)
-    if selectable:
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
+    return plain_label(text, selectable=selectable, tone=tone, kind=kind)
 
 
 def setting_row(title: str, detail: QWidget | None, *controls: QWidget) -> QWidget:

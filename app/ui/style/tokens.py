@@ -106,7 +106,7 @@ class ColorRoles:
 
 # theme.py's light palette: Window, Base, Text, PlaceholderText, Mid. The accent is the ember
 # darkened from #c8561c (white on it was 4.37:1); success, warning and danger are the hues the
-# widgets already show on a light base (common.text_color's mix, model_bar, chat_status).
+# widgets already show on a light base (the palette mixes they used, model_bar, chat_status).
 LIGHT = ColorRoles(
     surface="#f4f2ef",
     raised_surface="#ffffff",
@@ -127,7 +127,7 @@ LIGHT = ColorRoles(
 # theme.py's dark palette: Window, Button (a raised control), Text, Mid and the ember accent.
 # Muted text is lighter than PlaceholderText #9a9691 (4.23:1 on the raised surface), and text on
 # the ember is dark (white on #d9692b was 3.50:1). Success, warning and danger are the light
-# mixes common.text_color gives on a dark base, danger a little lighter for margin.
+# mixes the widgets gave on a dark base, danger a little lighter for margin.
 DARK = ColorRoles(
     surface="#2b2a29",
     raised_surface="#353432",
