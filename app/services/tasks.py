@@ -197,6 +197,26 @@ class TaskRunner(QObject):
         _the_relay()  # made here, in the GUI thread, before any worker needs it
         self._live: set[_Outcome[Any]] = set()
         self._jobs: set[CancelToken] = set()
+        self._held: list[Callable[[], None]] | None = None  # starts waiting for release()
+
+    def hold(self) -> None:
+        """Keep what is asked until :meth:`release`: at start-up the window's first frame comes
+        first, and Python threads importing and probing at the same time would share the GIL
+        with it (on two cores the first frame came about a third later)."""
+        if self._held is None:
+            self._held = []
+
+    def release(self) -> None:
+        """Start what was asked while held, in the order asked; later work starts at once."""
+        held, self._held = self._held, None
+        for start in held or ():
+            start()
+
+    def _start(self, start: Callable[[], None]) -> None:
+        if self._held is not None:
+            self._held.append(start)
+        else:
+            start()
 
     def run(
         self,
@@ -211,7 +231,7 @@ class TaskRunner(QObject):
         ``expected``: exception types that are outcomes, not bugs (logged without a traceback).
         """
         outcome: _Outcome[T] = _Outcome(self, on_ok, on_err, self.name)
-        self._pool.submit(lambda: outcome.deliver(fn, expected))
+        self._start(lambda: self._pool.submit(lambda: outcome.deliver(fn, expected)))
 
     def start_job(
         self,
@@ -236,7 +256,7 @@ class TaskRunner(QObject):
             finally:
                 self._jobs.discard(token)
 
-        threading.Thread(target=body, name=f"{self.name}:{name}", daemon=True).start()
+        self._start(threading.Thread(target=body, name=f"{self.name}:{name}", daemon=True).start)
         return token
 
     def cancel_jobs(self) -> None:

@@ -30,6 +30,7 @@ from app.hardware.report import HardwareReport
 from app.hub.types import FileGroup, HubError
 from app.services.protocols import DownloadRow, DownloadsLike, HardwareLike, HubLike, LocalModelsLike
 from app.ui.common import human_size, plain_label
+from app.ui.first_frame import after_first_frame
 from app.ui.hardware_panel import human_bytes
 from app.ui.icon import app_icon
 from app.ui.lang import tr, ui_text
@@ -341,7 +342,11 @@ class WelcomePage(QWidget):
         super().showEvent(event)
         if not self._shown_once:
             self._shown_once = True
-            if self._hardware.report is None:
-                self._hardware.refresh()
-            if not self.recommended_section.loaded:
-                self._hub.load_recommended()
+            # The cards fill the page a moment after it is drawn (app/ui/first_frame.py).
+            after_first_frame(self, self._fill)
+
+    def _fill(self) -> None:
+        if self._hardware.report is None:
+            self._hardware.refresh()
+        if not self.recommended_section.loaded:
+            self._hub.load_recommended()

@@ -37,7 +37,9 @@ Four figures, each against a target (issue 12, part 7):
    ``compose()``, ``show()``, ``exec()``) offscreen, with its data, config and cache folders in a
    temporary HEARTH_HOME and the Hub at a closed port. The time runs from just before the parent
    spawns it (``time.time()`` passed in argv) to the first event-loop turn after the window's
-   first paint. Median of a few runs after one warm-up run, byte code cached as an installed
+   first paint. A row without a target says when the window is "filled": the turn after that,
+   when what waits for the first frame (the welcome page's cards, the background work) has run.
+   Median of a few runs after one warm-up run, byte code cached as an installed
    app's is (a PYTHONDONTWRITEBYTECODE=1 around the benchmark is not passed on); ``python -c
    pass`` (spawn to exit, the same interpreter), measured in turns with it, is the baseline
    (these machines are noisy).
@@ -423,7 +425,11 @@ def panel_slider_ms(rounds: int = 3) -> tuple[float, float, int]:
 
 # The app's own start-up path (app.__main__.run_gui), with one addition made from here: once
 # compose() has returned, an application-wide filter waits for the first paint; the first
-# event-loop turn after it prints the times (since the parent's time.time() in argv) and quits.
+# event-loop turn after it is "interactive" (the target). The turn after that is "filled": what
+# the app keeps until the first frame is drawn (app/ui/first_frame.py: the welcome page's cards,
+# the background work) has run by then, so the table says how long the window was busy after
+# its first frame as well. Then the child prints the times (since the parent's time.time() in
+# argv) and quits.
 _COLD_CHILD = r"""
 import json, sys, time
 spawned = float(sys.argv[1])
@@ -442,6 +448,10 @@ def compose(parent, *args, **kwargs):
 
     def interactive():
         marks["interactive"] = time.time() - spawned
+        QTimer.singleShot(0, filled)
+
+    def filled():  # what waited for the first frame (the welcome's cards) has run
+        marks["filled"] = time.time() - spawned
         print(json.dumps(marks), flush=True)
         app.quit()
 
@@ -672,8 +682,9 @@ def _stream_once(model: Path, name: str, extra: dict[str, Any],
 def _cold_rows(runs: int) -> list[Row]:
     app_runs, base = cold_start(runs)
     med = statistics.median(m["interactive"] for m in app_runs)
+    filled = statistics.median(m["filled"] for m in app_runs)
     base_med = statistics.median(base)
-    keys = ("interpreter", "compose called", "composed", "painted", "interactive")
+    keys = ("interpreter", "compose called", "composed", "painted", "interactive", "filled")
     print(f"cold start, median of {runs} (after one warm-up), seconds since spawn:")
     for k in keys:
         print(f"  {k:<15} {statistics.median(m.get(k, float('nan')) for m in app_runs):.3f}")
@@ -681,7 +692,9 @@ def _cold_rows(runs: int) -> list[Row]:
           f"(runs: {', '.join(f'{b:.3f}' for b in base)})", flush=True)
     return [Row("cold start to interactive window", f"{med:.2f} s", f"<= {COLD_TARGET_S:.1f} s",
                 med <= COLD_TARGET_S, f"{med / base_med:.1f}x python -c start-up, "
-                f"{base_med * 1000:.0f} ms")]
+                f"{base_med * 1000:.0f} ms"),
+            Row("cold start to a filled window", f"{filled:.2f} s", "-", None,
+                "the welcome page's cards and the background work, after the first frame")]
 
 
 if __name__ == "__main__":

@@ -76,7 +76,10 @@ def listed(env: Any) -> None:
     env.hub.verdict.emit(GEMMA.repo_id, "gemma-3-1b-it-Q4_K_M.gguf", mf.verdict(Fit.GPU))
 
 
-def test_first_show_asks_for_hardware_and_recommendations_once(env: Any) -> None:
+def test_first_show_asks_for_hardware_and_recommendations_once(qtbot: Any, env: Any) -> None:
+    # After the page's first frame (app/ui/first_frame.py): the show itself asks nothing.
+    assert env.hub.called("load_recommended") == [] and env.hardware.refreshed == 0
+    qtbot.waitUntil(lambda: env.hub.called("load_recommended") != [])
     assert env.hub.called("load_recommended") == [("load_recommended",)]
     assert env.hardware.refreshed == 1
     env.page.hide()
@@ -89,9 +92,11 @@ def test_first_show_asks_for_hardware_and_recommendations_once(env: Any) -> None
 
 def test_a_known_report_is_shown_without_detecting_again(qtbot: Any) -> None:
     hardware = FakeHardware(load_report("cpu_only_16gb"))
-    page = WelcomePage(mf.FakeHub(), mf.FakeDownloads(), hardware)
+    hub = mf.FakeHub()
+    page = WelcomePage(hub, mf.FakeDownloads(), hardware)
     qtbot.addWidget(page)
     page.show()
+    qtbot.waitUntil(lambda: hub.called("load_recommended") != [])  # the first frame is past
     assert hardware.refreshed == 0
     assert "no GPU: models run on the CPU" in page.hardware_label.text()
 
