@@ -55,6 +55,14 @@ def main(argv: list[str] | None = None) -> int:
         from app.cli.plan import main as plan_main
 
         return plan_main(argv[1:])
+    from app.autostart import SERVE_SUBCOMMAND
+
+    if argv and argv[0] == SERVE_SUBCOMMAND:
+        return serve_main(argv[1:])
+    if argv and argv[0] == "env":
+        from app.cli.env import main as env_main
+
+        return env_main(argv[1:])
     if argv and argv[0] in ("search", "download", "models", "login"):
         from app.cli import hub as hub_cli
 
@@ -67,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
                "'hearth plan MODEL|hf://OWNER/REPO/FILE' shows the settings Hearth would load a "
                "model with; 'hearth search QUERY', 'hearth download REPO [FILE | --quant Q]', "
                "'hearth models' (the models on this computer), 'hearth login' (a Hugging Face "
-               "token into the keyring).")
+               "token into the keyring), 'hearth serve' (every model of the library on one "
+               "address, loaded on request, no window), 'hearth env openai|anthropic|ollama' "
+               "(what to give other tools to use it).")
     parser.add_argument("model", nargs="?", help="a .gguf file to select at start")
     parser.add_argument("--load", action="store_true", help="load the model right away")
     parser.add_argument("--runtime", metavar="NAME",
@@ -116,6 +126,30 @@ def install_excepthooks(show: object) -> None:
 
     sys.excepthook = hook
     threading.excepthook = lambda a: hook(a.exc_type, a.exc_value or Exception(), a.exc_traceback)
+
+
+def serve_main(args: list[str]) -> int:
+    """``hearth serve``: the model server (server/) is a process of its own, with the server
+    stack this process never imports; this one becomes it (POSIX) or waits for it."""
+    import subprocess
+
+    command = [*server_program(), *args]
+    if not os.path.exists(command[0]):
+        print(f"hearth serve: this installation has no model server ({command[0]} is "
+              "missing); install Hearth again.", file=sys.stderr)
+        return 2
+    if os.name == "posix":
+        os.execv(command[0], command)  # the same process: signals and exit code are its own
+    return subprocess.call(command)
+
+
+def server_program() -> list[str]:
+    """How to start the model server: ``hearth-server`` beside a frozen app, else this
+    interpreter with ``-m server``."""
+    if getattr(sys, "frozen", False):
+        here = os.path.dirname(sys.executable)
+        return [os.path.join(here, "hearth-server" + (".exe" if os.name == "nt" else ""))]
+    return [sys.executable, "-m", "server"]
 
 
 def run_gui(model: str | None = None, load: bool = False, runtime: str | None = None,

@@ -50,7 +50,12 @@ def main(argv: list[str] | None = None) -> int:
                              "machine as the app chooses, HEARTH_RUNTIME first); given before "
                              "the command")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="serve a model over HTTP")
+    serve = sub.add_parser(
+        "serve", help="serve one model file over HTTP, loaded with the flags given",
+        description="Serve the one model file given, loaded with exactly the flags given, on "
+                    "its own address. This is what Hearth starts for each loaded model. To "
+                    "serve every model of the library on one address, each planned for this "
+                    "computer and loaded when a request names it, use 'hearth serve'.")
     add_load_flags(serve)
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default loopback)")
     serve.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
@@ -161,7 +166,9 @@ def serve_main(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
 
     try:
-        sock = _bind(args.host, args.port)
+        from runner.connections import listening_socket
+
+        sock = listening_socket(args.host, args.port)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             log.error("port %d on %s is already in use: choose another --port, or 0 for any "
@@ -319,22 +326,6 @@ def _alive(pid: int) -> bool:
     import psutil
 
     return pid > 1 and bool(psutil.pid_exists(pid))
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    if os.name != "nt":
-        # Reuse a port in TIME_WAIT after a restart; Windows' SO_REUSEADDR means something unsafe.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(128)
-    except OSError:
-        sock.close()
-        raise
-    sock.set_inheritable(False)
-    return sock
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ import asyncio
 import ipaddress
 import json
 import logging
+import os
+import socket
 from typing import Any
 
 from runner.limits import FLAGS, Limits
@@ -231,3 +233,21 @@ def guarded_protocol(guard: ConnectionGuard) -> type[asyncio.Protocol]:
                 self.transport.close()
 
     return GuardedProtocol
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` and listening (port 0: any free one), for uvicorn;
+    the runner and the model server both listen through it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    if os.name != "nt":
+        # Reuse a port in TIME_WAIT after a restart; Windows' SO_REUSEADDR means something unsafe.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(False)
+    return sock

@@ -8,7 +8,8 @@ all three. In order:
    naming loopback (127.0.0.0/8, localhost, [::1], any port) is answered; anything else gets a
    421. A web page on another name that resolves to 127.0.0.1 sends its own name. On a shared
    bind the runner is reached by names it cannot know, and the key protects it.
-2. :class:`BearerAuth`: the API key, compared in constant time; 401 otherwise.
+2. :class:`BearerAuth`: the API key (``Authorization: Bearer``, or ``x-api-key`` as Anthropic's
+   clients send it), compared in constant time; 401 otherwise.
 3. :class:`BodyLimit`: a body over ``--max-body-mib`` gets a 413 before it is read (a declared
    Content-Length) or as soon as it passes the limit (chunked). Only keyed requests get this far,
    so nobody without the key can make the runner read a body at all. A body that has not
@@ -131,6 +132,8 @@ class BearerAuth:
                 if scheme.lower() != b"bearer":  # the scheme is case-insensitive (RFC 9110)
                     got = b""
                 got = got.strip()
+            if not got:  # Anthropic's clients send their key as x-api-key
+                got = (_header(scope, b"x-api-key") or b"").strip()
             if not got or not hmac.compare_digest(got, self.expected):  # constant time
                 await refuse(send, 401,
                              "Missing or wrong API key: send 'Authorization: Bearer <key>'.",

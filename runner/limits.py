@@ -12,8 +12,6 @@ import argparse
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from runner.settings import _pos_int
-
 
 @dataclass(frozen=True)
 class Limits:
@@ -116,7 +114,7 @@ def _add_request_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "request limits", "what one request may send; over a limit it gets a 413 or 400 "
                           "naming it")
-    group.add_argument(FLAGS["max_body_mib"], type=_pos_int, default=d.max_body_mib,
+    group.add_argument(FLAGS["max_body_mib"], type=pos_int, default=d.max_body_mib,
                        metavar="MIB", help="largest request body, in MiB (default "
                                            f"{d.max_body_mib}); a bigger one gets a 413")
     group.add_argument(FLAGS["body_timeout"], type=_pos_float, default=d.body_timeout,
@@ -128,14 +126,14 @@ def _add_request_flags(parser: argparse.ArgumentParser) -> None:
                                            "bodies at most this many MiB a second, all "
                                            "together, beyond a first 4 MiB (default "
                                            f"{d.body_rate_mib:g})")
-    group.add_argument(FLAGS["max_messages"], type=_pos_int, default=d.max_messages,
+    group.add_argument(FLAGS["max_messages"], type=pos_int, default=d.max_messages,
                        metavar="N", help="most messages in one chat request "
                                          f"(default {d.max_messages})")
     group.add_argument(FLAGS["max_template_seconds"], type=_pos_float,
                        default=d.max_template_seconds, metavar="S",
                        help="longest time the model's chat template may take to render one "
                             f"prompt (default {d.max_template_seconds:g})")
-    group.add_argument(FLAGS["max_prompt_mib"], type=_pos_int, default=d.max_prompt_mib,
+    group.add_argument(FLAGS["max_prompt_mib"], type=pos_int, default=d.max_prompt_mib,
                        metavar="MIB", help="most text, in MiB, the chat template may make of "
                                            f"one request (default {d.max_prompt_mib})")
 
@@ -146,11 +144,11 @@ def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
         "connection limits", "at a cap the oldest idle connection is closed to make room; "
                              "when none is idle a new one gets a 503 (429 for one address's "
                              "cap) and is closed")
-    group.add_argument(FLAGS["max_connections"], type=_pos_int, default=d.max_connections,
+    group.add_argument(FLAGS["max_connections"], type=pos_int, default=d.max_connections,
                        metavar="N", help="most open connections in all (default "
                                          f"{d.max_connections}; lowered to fit under the "
                                          "open-file limit)")
-    group.add_argument(FLAGS["max_peer_connections"], type=_pos_int,
+    group.add_argument(FLAGS["max_peer_connections"], type=pos_int,
                        default=d.max_peer_connections, metavar="N",
                        help="most open connections from one other computer's address; this "
                             f"computer's own are not counted (default {d.max_peer_connections})")
@@ -168,34 +166,43 @@ def _add_grammar_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "grammar limits", "what a JSON schema (response_format, a forced tool call) may ask "
                           "for; over a limit it gets a 400 naming it")
-    group.add_argument(FLAGS["max_grammar_bytes"], type=_pos_int, default=d.max_grammar_bytes,
+    group.add_argument(FLAGS["max_grammar_bytes"], type=pos_int, default=d.max_grammar_bytes,
                        metavar="N", help="largest grammar made from a JSON schema, in bytes "
                                          f"(default {d.max_grammar_bytes})")
-    group.add_argument(FLAGS["max_grammar_depth"], type=_pos_int, default=d.max_grammar_depth,
+    group.add_argument(FLAGS["max_grammar_depth"], type=pos_int, default=d.max_grammar_depth,
                        metavar="N", help="deepest nesting of groups in that grammar "
                                          f"(default {d.max_grammar_depth})")
     group.add_argument(FLAGS["max_grammar_seconds"], type=_pos_float,
                        default=d.max_grammar_seconds, metavar="S",
                        help="longest time to turn a JSON schema into a grammar "
                             f"(default {d.max_grammar_seconds:g})")
-    group.add_argument(FLAGS["max_schema_repeat"], type=_pos_int, default=d.max_schema_repeat,
+    group.add_argument(FLAGS["max_schema_repeat"], type=pos_int, default=d.max_schema_repeat,
                        metavar="N", help="largest minItems, maxItems, minLength, maxLength or "
                                          f"{{m,n}} in a pattern (default {d.max_schema_repeat})")
-    group.add_argument(FLAGS["max_nested_repeat"], type=_pos_int, default=d.max_nested_repeat,
+    group.add_argument(FLAGS["max_nested_repeat"], type=pos_int, default=d.max_nested_repeat,
                        metavar="N", help="largest product of repeats nested in a pattern, such "
                                          "as (a{0,8}){0,8}: 64 "
                                          f"(default {d.max_nested_repeat})")
-    group.add_argument(FLAGS["max_schema_items"], type=_pos_int, default=d.max_schema_items,
+    group.add_argument(FLAGS["max_schema_items"], type=pos_int, default=d.max_schema_items,
                        metavar="N", help="most values in an enum, alternatives in anyOf/oneOf/"
                                          "allOf, or properties in one object "
                                          f"(default {d.max_schema_items})")
-    group.add_argument(FLAGS["max_schema_depth"], type=_pos_int, default=d.max_schema_depth,
+    group.add_argument(FLAGS["max_schema_depth"], type=pos_int, default=d.max_schema_depth,
                        metavar="N", help="deepest nesting of a JSON schema "
                                          f"(default {d.max_schema_depth})")
 
 
 def limits_from_args(args: argparse.Namespace) -> Limits:
     return Limits(**{name: getattr(args, name) for name in FLAGS})
+
+
+def pos_int(text: str) -> int:
+    """A flag's whole number of at least 1 (here, not in runner.settings: the model server
+    reads these limits without the load settings, which reach llama.cpp)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _pos_float(text: str) -> float:

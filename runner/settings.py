@@ -12,6 +12,8 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from runner.limits import pos_int as _pos_int
+
 # KV cache types accepted by --cache-type-k/-v, with their ggml_type ids.
 CACHE_TYPES: dict[str, int] = {
     "f32": 0,
@@ -175,13 +177,6 @@ def _endpoints(text: str) -> tuple[str, ...]:
         return tuple(parse_endpoints(text))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _pos_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _nonneg_int(text: str) -> int:

@@ -1,7 +1,8 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="de" sourcelanguage="en">
 <context>
-    <name />
+    <name></name>
     <message>
         <source>On this computer</source>
         <translation>Auf diesem Computer</translation>
@@ -95,11 +96,11 @@
         <translation>Hardware</translation>
     </message>
     <message>
-        <source>What this computer has, and what Hearth's runtime can use of it.</source>
+        <source>What this computer has, and what Hearth&apos;s runtime can use of it.</source>
         <translation>Was dieser Computer hat und was die Laufzeitumgebung von Hearth davon nutzen kann.</translation>
     </message>
     <message>
-        <source>Press Refresh to detect this computer's hardware.</source>
+        <source>Press Refresh to detect this computer&apos;s hardware.</source>
         <translation>Drücken Sie „Aktualisieren“, um die Hardware dieses Computers zu erkennen.</translation>
     </message>
     <message>
@@ -143,7 +144,7 @@
         <translation>Speicher</translation>
     </message>
     <message>
-        <source>System RAM: where a model's layers go when they are not on a GPU</source>
+        <source>System RAM: where a model&apos;s layers go when they are not on a GPU</source>
         <translation>System-RAM: Hier liegen die Schichten eines Modells, die nicht auf einer GPU sind</translation>
     </message>
     <message>
@@ -184,7 +185,10 @@
     </message>
     <message numerus="yes">
         <source>It can use %n GPU(s): the layers of a model that fit in GPU memory run there, fast; the rest run on the CPU from system RAM.</source>
-        <translation><numerusform>Die Laufzeitumgebung kann %n GPU nutzen: Die Schichten eines Modells, die in den GPU-Speicher passen, laufen dort schnell; der Rest läuft auf der CPU aus dem System-RAM.</numerusform><numerusform>Die Laufzeitumgebung kann %n GPUs nutzen: Die Schichten eines Modells, die in den GPU-Speicher passen, laufen dort schnell; der Rest läuft auf der CPU aus dem System-RAM.</numerusform></translation>
+        <translation>
+            <numerusform>Die Laufzeitumgebung kann %n GPU nutzen: Die Schichten eines Modells, die in den GPU-Speicher passen, laufen dort schnell; der Rest läuft auf der CPU aus dem System-RAM.</numerusform>
+            <numerusform>Die Laufzeitumgebung kann %n GPUs nutzen: Die Schichten eines Modells, die in den GPU-Speicher passen, laufen dort schnell; der Rest läuft auf der CPU aus dem System-RAM.</numerusform>
+        </translation>
     </message>
     <message>
         <source>CPU only</source>
@@ -259,7 +263,7 @@
         <translation>Ausblenden</translation>
     </message>
     <message>
-        <source>Servers that speak the OpenAI API: another computer running Hearth, llama.cpp's server, LM Studio, Ollama, vLLM or an online service. Their models appear in the model picker, marked as remote. Hearth contacts a server only when you add it, refresh it, or chat with one of its models.</source>
+        <source>Servers that speak the OpenAI API: another computer running Hearth, llama.cpp&apos;s server, LM Studio, Ollama, vLLM or an online service. Their models appear in the model picker, marked as remote. Hearth contacts a server only when you add it, refresh it, or chat with one of its models.</source>
         <translation>Server, die die OpenAI-API sprechen: ein anderer Computer mit Hearth, der Server von llama.cpp, LM Studio, Ollama, vLLM oder ein Onlinedienst. Ihre Modelle erscheinen in der Modellauswahl, als „Remote“ gekennzeichnet. Hearth kontaktiert einen Server nur, wenn Sie ihn hinzufügen, aktualisieren oder mit einem seiner Modelle chatten.</translation>
     </message>
     <message>
@@ -372,7 +376,10 @@
     </message>
     <message numerus="yes">
         <source>%n model(s), checked {when}</source>
-        <translation><numerusform>%n Modell, geprüft {when}</numerusform><numerusform>%n Modelle, geprüft {when}</numerusform></translation>
+        <translation>
+            <numerusform>%n Modell, geprüft {when}</numerusform>
+            <numerusform>%n Modelle, geprüft {when}</numerusform>
+        </translation>
     </message>
     <message>
         <source>not connected yet</source>
@@ -443,7 +450,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Max. Token</translation>
     </message>
     <message>
-        <source>Stop a reply after this many tokens (empty: Hearth's default; a larger number for longer replies).</source>
+        <source>Stop a reply after this many tokens (empty: Hearth&apos;s default; a larger number for longer replies).</source>
         <translation>Eine Antwort nach so vielen Token beenden (leer: Standard von Hearth; eine größere Zahl für längere Antworten).</translation>
     </message>
     <message>
@@ -647,8 +654,8 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>ein Metadatenschlüssel</translation>
     </message>
     <message>
-        <source>{source} is not a GGUF model (it does not start with 'GGUF'). Hearth runs GGUF files; look for a file ending in .gguf.</source>
-        <translation>{source} ist kein GGUF-Modell (die Datei beginnt nicht mit 'GGUF'). Hearth führt GGUF-Dateien aus; suchen Sie nach einer Datei, die auf .gguf endet.</translation>
+        <source>{source} is not a GGUF model (it does not start with &apos;GGUF&apos;). Hearth runs GGUF files; look for a file ending in .gguf.</source>
+        <translation>{source} ist kein GGUF-Modell (die Datei beginnt nicht mit &apos;GGUF&apos;). Hearth führt GGUF-Dateien aus; suchen Sie nach einer Datei, die auf .gguf endet.</translation>
     </message>
     <message>
         <source>{source} uses GGUF version 1, which llama.cpp no longer loads. Download a newer conversion of the model.</source>
@@ -731,11 +738,11 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>{source} ist beschädigt: Der Metadateneintrag {key!r} hat Elemente des unbekannten Typs {item_type}.</translation>
     </message>
     <message>
-        <source>The runner's device list is not readable (no 'devices' list); the runner build may be from another Hearth version.</source>
-        <translation>Die Geräteliste des Runners ist nicht lesbar (keine 'devices'-Liste); der Runner-Build stammt vielleicht von einer anderen Hearth-Version.</translation>
+        <source>The runner&apos;s device list is not readable (no &apos;devices&apos; list); the runner build may be from another Hearth version.</source>
+        <translation>Die Geräteliste des Runners ist nicht lesbar (keine &apos;devices&apos;-Liste); der Runner-Build stammt vielleicht von einer anderen Hearth-Version.</translation>
     </message>
     <message>
-        <source>The runner's device list is not readable: {error}</source>
+        <source>The runner&apos;s device list is not readable: {error}</source>
         <translation>Die Geräteliste des Runners ist nicht lesbar: {error}</translation>
     </message>
     <message>
@@ -755,7 +762,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Hugging Face hat eine Anfrage nach den Bytes {start:,}-{end:,} von {path} mit anderen Bytes beantwortet ({range}). Drücken Sie „Erneut versuchen“; möglicherweise ist ein Proxy zwischen Ihnen und Hugging Face schuld.</translation>
     </message>
     <message>
-        <source>Hugging Face answered {status} for {path}; Hearth expected the file's bytes. Press Retry.</source>
+        <source>Hugging Face answered {status} for {path}; Hearth expected the file&apos;s bytes. Press Retry.</source>
         <translation>Hugging Face hat für {path} mit {status} geantwortet; Hearth hat die Bytes der Datei erwartet. Drücken Sie „Erneut versuchen“.</translation>
     </message>
     <message>
@@ -924,14 +931,20 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>%n damaged part(s) fetched again</source>
-        <translation><numerusform>%n beschädigter Teil erneut geholt</numerusform><numerusform>%n beschädigte Teile erneut geholt</numerusform></translation>
+        <translation>
+            <numerusform>%n beschädigter Teil erneut geholt</numerusform>
+            <numerusform>%n beschädigte Teile erneut geholt</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
         <source>fetching %n damaged part(s) again</source>
-        <translation><numerusform>%n beschädigter Teil wird erneut geholt</numerusform><numerusform>%n beschädigte Teile werden erneut geholt</numerusform></translation>
+        <translation>
+            <numerusform>%n beschädigter Teil wird erneut geholt</numerusform>
+            <numerusform>%n beschädigte Teile werden erneut geholt</numerusform>
+        </translation>
     </message>
     <message>
-        <source>{name} still does not match the Hub's checksum after it was fetched again whole; the damaged download was deleted. Try again later; if it keeps happening the file on the Hub or a proxy on the way may be at fault.</source>
+        <source>{name} still does not match the Hub&apos;s checksum after it was fetched again whole; the damaged download was deleted. Try again later; if it keeps happening the file on the Hub or a proxy on the way may be at fault.</source>
         <translation>{name} stimmt auch nach dem erneuten vollständigen Herunterladen nicht mit der Prüfsumme des Hubs überein; der beschädigte Download wurde gelöscht. Versuchen Sie es später noch einmal; wenn das weiter passiert, liegt der Fehler vielleicht an der Datei auf dem Hub oder an einem Proxy unterwegs.</translation>
     </message>
     <message>
@@ -1043,7 +1056,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Hugging Face hat die Bytes, die Hearth in {name} angefragt hat, nicht mehr (416): Die Datei hat sich vielleicht geändert. Laden Sie das Repository neu und beginnen Sie von vorn.</translation>
     </message>
     <message>
-        <source>Hugging Face answered {status} for {name}; Hearth expected the file's bytes. Try again later.</source>
+        <source>Hugging Face answered {status} for {name}; Hearth expected the file&apos;s bytes. Try again later.</source>
         <translation>Hugging Face hat für {name} mit {status} geantwortet; Hearth hat die Bytes der Datei erwartet. Versuchen Sie es später noch einmal.</translation>
     </message>
     <message>
@@ -1083,8 +1096,8 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>er ist zu tief verschachtelt</translation>
     </message>
     <message>
-        <source>it has an empty, '.' or '..' component</source>
-        <translation>er hat einen leeren Bestandteil, '.' oder '..'</translation>
+        <source>it has an empty, &apos;.&apos; or &apos;..&apos; component</source>
+        <translation>er hat einen leeren Bestandteil, &apos;.&apos; oder &apos;..&apos;</translation>
     </message>
     <message>
         <source>a component is longer than file systems allow</source>
@@ -1195,11 +1208,11 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>zu einer anderen Version der Unterhaltung zu wechseln</translation>
     </message>
     <message>
-        <source>save the conversation's settings</source>
+        <source>save the conversation&apos;s settings</source>
         <translation>die Einstellungen der Unterhaltung zu speichern</translation>
     </message>
     <message>
-        <source>save the conversation's model</source>
+        <source>save the conversation&apos;s model</source>
         <translation>das Modell der Unterhaltung zu speichern</translation>
     </message>
     <message>
@@ -1207,15 +1220,15 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>die Unterhaltung zu löschen</translation>
     </message>
     <message>
-        <source>read the model's settings</source>
+        <source>read the model&apos;s settings</source>
         <translation>die Einstellungen des Modells zu lesen</translation>
     </message>
     <message>
-        <source>save the model's settings</source>
+        <source>save the model&apos;s settings</source>
         <translation>die Einstellungen des Modells zu speichern</translation>
     </message>
     <message>
-        <source>reset the model's settings</source>
+        <source>reset the model&apos;s settings</source>
         <translation>die Einstellungen des Modells zurückzusetzen</translation>
     </message>
     <message>
@@ -1248,7 +1261,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>%n layer(s)</source>
-        <translation><numerusform>%n Schicht</numerusform><numerusform>%n Schichten</numerusform></translation>
+        <translation>
+            <numerusform>%n Schicht</numerusform>
+            <numerusform>%n Schichten</numerusform>
+        </translation>
     </message>
     <message>
         <source>{device} · {share}</source>
@@ -1259,11 +1275,11 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Andere Programme belegen jetzt {others}; {free} ist frei.</translation>
     </message>
     <message>
-        <source>the runner's dry run could not run ({error})</source>
+        <source>the runner&apos;s dry run could not run ({error})</source>
         <translation>der Probelauf des Runners konnte nicht ausgeführt werden ({error})</translation>
     </message>
     <message>
-        <source>the runner's dry run failed: {why}</source>
+        <source>the runner&apos;s dry run failed: {why}</source>
         <translation>der Probelauf des Runners ist fehlgeschlagen: {why}</translation>
     </message>
     <message>
@@ -1327,7 +1343,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Wird entladen…</translation>
     </message>
     <message>
-        <source>The model does not fit in this computer's memory.</source>
+        <source>The model does not fit in this computer&apos;s memory.</source>
         <translation>Das Modell passt nicht in den Speicher dieses Computers.</translation>
     </message>
     <message>
@@ -1340,7 +1356,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>{message} Hearth retried %n time(s) with smaller settings, down to {settings}. Choose a smaller model or quantization, or close other programs and load it again.</source>
-        <translation><numerusform>{message} Hearth hat es %n Mal mit kleineren Einstellungen erneut versucht, bis hinunter zu {settings}. Wählen Sie ein kleineres Modell oder eine kleinere Quantisierung, oder schließen Sie andere Programme und laden Sie es erneut.</numerusform><numerusform>{message} Hearth hat es %n Mal mit kleineren Einstellungen erneut versucht, bis hinunter zu {settings}. Wählen Sie ein kleineres Modell oder eine kleinere Quantisierung, oder schließen Sie andere Programme und laden Sie es erneut.</numerusform></translation>
+        <translation>
+            <numerusform>{message} Hearth hat es %n Mal mit kleineren Einstellungen erneut versucht, bis hinunter zu {settings}. Wählen Sie ein kleineres Modell oder eine kleinere Quantisierung, oder schließen Sie andere Programme und laden Sie es erneut.</numerusform>
+            <numerusform>{message} Hearth hat es %n Mal mit kleineren Einstellungen erneut versucht, bis hinunter zu {settings}. Wählen Sie ein kleineres Modell oder eine kleinere Quantisierung, oder schließen Sie andere Programme und laden Sie es erneut.</numerusform>
+        </translation>
     </message>
     <message>
         <source>{message} There were no smaller settings to try. Choose a smaller model or quantization, or close other programs and load it again.</source>
@@ -1359,7 +1378,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>{message} Starten Sie das Modell neu, um fortzufahren; die Unterhaltung bleibt erhalten.</translation>
     </message>
     <message>
-        <source>These settings do not fit in this computer's memory.</source>
+        <source>These settings do not fit in this computer&apos;s memory.</source>
         <translation>Diese Einstellungen passen nicht in den Speicher dieses Computers.</translation>
     </message>
     <message>
@@ -1379,7 +1398,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Rechenpuffer</translation>
     </message>
     <message>
-        <source>CUDA's own (context, cuBLAS)</source>
+        <source>CUDA&apos;s own (context, cuBLAS)</source>
         <translation>Eigenbedarf von CUDA (Kontext, cuBLAS)</translation>
     </message>
     <message>
@@ -1415,7 +1434,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Nach dem Laden gemessen: {parts}.</translation>
     </message>
     <message>
-        <source>Type the worker's address, such as 192.168.1.20:50052.</source>
+        <source>Type the worker&apos;s address, such as 192.168.1.20:50052.</source>
         <translation>Geben Sie die Adresse des Workers ein, etwa 192.168.1.20:50052.</translation>
     </message>
     <message>
@@ -1462,11 +1481,17 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>%n device(s)</source>
-        <translation><numerusform>%n Gerät</numerusform><numerusform>%n Geräte</numerusform></translation>
+        <translation>
+            <numerusform>%n Gerät</numerusform>
+            <numerusform>%n Geräte</numerusform>
+        </translation>
     </message>
     <message numerus="yes">
         <source>%n GPU(s)</source>
-        <translation><numerusform>%n GPU</numerusform><numerusform>%n GPUs</numerusform></translation>
+        <translation>
+            <numerusform>%n GPU</numerusform>
+            <numerusform>%n GPUs</numerusform>
+        </translation>
     </message>
     <message>
         <source>{first} or {then}</source>
@@ -1526,7 +1551,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>%n core(s)</source>
-        <translation><numerusform>%n Kern</numerusform><numerusform>%n Kerne</numerusform></translation>
+        <translation>
+            <numerusform>%n Kern</numerusform>
+            <numerusform>%n Kerne</numerusform>
+        </translation>
     </message>
     <message>
         <source>{cores:g} cores</source>
@@ -1534,7 +1562,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>%n thread(s)</source>
-        <translation><numerusform>%n Thread</numerusform><numerusform>%n Threads</numerusform></translation>
+        <translation>
+            <numerusform>%n Thread</numerusform>
+            <numerusform>%n Threads</numerusform>
+        </translation>
     </message>
     <message>
         <source>{speed:g} with {threads}</source>
@@ -1609,7 +1640,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>{span} und die Ausgabeschicht</translation>
     </message>
     <message>
-        <source>this computer's {device}</source>
+        <source>this computer&apos;s {device}</source>
         <translation>{device} dieses Computers</translation>
     </message>
     <message>
@@ -1681,8 +1712,8 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Von Ihnen festgelegt: {pins}.</translation>
     </message>
     <message>
-        <source>A {cache_type_v} V cache needs flash attention, which is pinned '{flash_attn}'. Turn flash attention on or use an f16 V cache.</source>
-        <translation>Ein {cache_type_v}-V-Cache braucht Flash Attention, die auf '{flash_attn}' festgelegt ist. Schalten Sie Flash Attention ein oder verwenden Sie einen f16-V-Cache.</translation>
+        <source>A {cache_type_v} V cache needs flash attention, which is pinned &apos;{flash_attn}&apos;. Turn flash attention on or use an f16 V cache.</source>
+        <translation>Ein {cache_type_v}-V-Cache braucht Flash Attention, die auf &apos;{flash_attn}&apos; festgelegt ist. Schalten Sie Flash Attention ein oder verwenden Sie einen f16-V-Cache.</translation>
     </message>
     <message>
         <source>Out of memory: retrying with a context of {n_ctx} instead of {was}.</source>
@@ -1717,19 +1748,19 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Laufzeitumgebung {runtime} nicht genutzt: {why}.</translation>
     </message>
     <message>
-        <source>Checked with llama.cpp's dry run: the prediction matches.</source>
+        <source>Checked with llama.cpp&apos;s dry run: the prediction matches.</source>
         <translation>Mit dem Probelauf von llama.cpp geprüft: Die Vorhersage stimmt.</translation>
     </message>
     <message>
-        <source>Checked with llama.cpp's dry run, which corrected the first estimate ({corrections}).</source>
+        <source>Checked with llama.cpp&apos;s dry run, which corrected the first estimate ({corrections}).</source>
         <translation>Mit dem Probelauf von llama.cpp geprüft, der die erste Schätzung korrigiert hat ({corrections}).</translation>
     </message>
     <message>
-        <source>llama.cpp's dry run still disagrees with the planner after correcting it ({corrections}); the plan keeps the corrected figures.</source>
+        <source>llama.cpp&apos;s dry run still disagrees with the planner after correcting it ({corrections}); the plan keeps the corrected figures.</source>
         <translation>Der Probelauf von llama.cpp weicht auch nach der Korrektur noch vom Planer ab ({corrections}); der Plan behält die korrigierten Werte.</translation>
     </message>
     <message>
-        <source>Not checked with llama.cpp's dry run: {why}.</source>
+        <source>Not checked with llama.cpp&apos;s dry run: {why}.</source>
         <translation>Nicht mit dem Probelauf von llama.cpp geprüft: {why}.</translation>
     </message>
     <message>
@@ -1813,7 +1844,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>{name} hat nicht wie eine OpenAI-kompatible API geantwortet (gesendet wurde {ctype}, kein JSON). Prüfen Sie die Adresse unter Einstellungen → Server: Sie endet meist auf /v1.</translation>
     </message>
     <message>
-        <source>The certificate of {name} ({host}) is not trusted: {why}. If this is your own server with a self-signed certificate, add it to this computer's trusted certificates, or use http:// on a network you trust.</source>
+        <source>The certificate of {name} ({host}) is not trusted: {why}. If this is your own server with a self-signed certificate, add it to this computer&apos;s trusted certificates, or use http:// on a network you trust.</source>
         <translation>Dem Zertifikat von {name} ({host}) wird nicht vertraut: {why}. Wenn das Ihr eigener Server mit einem selbst signierten Zertifikat ist, fügen Sie es den vertrauenswürdigen Zertifikaten dieses Computers hinzu oder verwenden Sie http:// in einem Netzwerk, dem Sie vertrauen.</translation>
     </message>
     <message>
@@ -1849,7 +1880,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Die Kommunikation mit {name} ist fehlgeschlagen: {error}</translation>
     </message>
     <message>
-        <source>Hearth could not keep the server's API key: {detail} It is used until Hearth closes, and you will need to enter it again next time.</source>
+        <source>Hearth could not keep the server&apos;s API key: {detail} It is used until Hearth closes, and you will need to enter it again next time.</source>
         <translation>Hearth konnte den API-Schlüssel des Servers nicht speichern: {detail} Er wird verwendet, bis Hearth geschlossen wird, und Sie müssen ihn beim nächsten Mal erneut eingeben.</translation>
     </message>
     <message>
@@ -1857,7 +1888,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Der API-Schlüssel enthält Leerzeichen oder ungewöhnliche Zeichen: Kopieren Sie ihn erneut.</translation>
     </message>
     <message>
-        <source>Enter the server's address, such as http://192.168.1.20:8080/v1.</source>
+        <source>Enter the server&apos;s address, such as http://192.168.1.20:8080/v1.</source>
         <translation>Geben Sie die Adresse des Servers ein, etwa http://192.168.1.20:8080/v1.</translation>
     </message>
     <message>
@@ -1925,7 +1956,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Der Runner hat eine unerwartete Antwort gesendet.</translation>
     </message>
     <message>
-        <source>The runner refused Hearth's key. Another program may be using that port; restart the model.</source>
+        <source>The runner refused Hearth&apos;s key. Another program may be using that port; restart the model.</source>
         <translation>Der Runner hat den Schlüssel von Hearth abgelehnt. Vielleicht verwendet ein anderes Programm diesen Port; starten Sie das Modell neu.</translation>
     </message>
     <message>
@@ -2005,7 +2036,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Erkennung fehlgeschlagen</translation>
     </message>
     <message>
-        <source>This computer's hardware could not be detected ({why}), so Hearth cannot say.</source>
+        <source>This computer&apos;s hardware could not be detected ({why}), so Hearth cannot say.</source>
         <translation>Die Hardware dieses Computers konnte nicht erkannt werden ({why}), daher kann Hearth nichts dazu sagen.</translation>
     </message>
     <message>
@@ -2050,7 +2081,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>Connected: %n model(s) ({names}).</source>
-        <translation><numerusform>Verbunden: %n Modell ({names}).</numerusform><numerusform>Verbunden: %n Modelle ({names}).</numerusform></translation>
+        <translation>
+            <numerusform>Verbunden: %n Modell ({names}).</numerusform>
+            <numerusform>Verbunden: %n Modelle ({names}).</numerusform>
+        </translation>
     </message>
     <message>
         <source>Connected, but the server lists no models.</source>
@@ -2125,7 +2159,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Die Worker konnten nicht geprüft werden: {error}</translation>
     </message>
     <message>
-        <source>This computer's worker stopped: {why}</source>
+        <source>This computer&apos;s worker stopped: {why}</source>
         <translation>Der Worker dieses Computers wurde beendet: {why}</translation>
     </message>
     <message>
@@ -2137,15 +2171,15 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>er konnte nicht starten</translation>
     </message>
     <message>
-        <source>Hearth's library of conversations was damaged, so Hearth set it aside and started a new, empty one.</source>
+        <source>Hearth&apos;s library of conversations was damaged, so Hearth set it aside and started a new, empty one.</source>
         <translation>Die Bibliothek der Unterhaltungen von Hearth war beschädigt, daher hat Hearth sie beiseitegelegt und eine neue, leere angelegt.</translation>
     </message>
     <message>
-        <source>The damaged file is now {moved}; nothing in it was deleted. The conversations saved before are in that file: a recovery tool (for example the sqlite3 program's .recover command) may get them back. What was wrong: {detail}.</source>
+        <source>The damaged file is now {moved}; nothing in it was deleted. The conversations saved before are in that file: a recovery tool (for example the sqlite3 program&apos;s .recover command) may get them back. What was wrong: {detail}.</source>
         <translation>Die beschädigte Datei heißt jetzt {moved}; nichts darin wurde gelöscht. Die zuvor gespeicherten Unterhaltungen sind in dieser Datei: Ein Wiederherstellungswerkzeug (zum Beispiel der Befehl .recover des Programms sqlite3) kann sie vielleicht zurückholen. Was nicht stimmte: {detail}.</translation>
     </message>
     <message>
-        <source>The damaged file is now {moved}; nothing in it was deleted. The conversations saved before are in that file: a recovery tool (for example the sqlite3 program's .recover command) may get them back.</source>
+        <source>The damaged file is now {moved}; nothing in it was deleted. The conversations saved before are in that file: a recovery tool (for example the sqlite3 program&apos;s .recover command) may get them back.</source>
         <translation>Die beschädigte Datei heißt jetzt {moved}; nichts darin wurde gelöscht. Die zuvor gespeicherten Unterhaltungen sind in dieser Datei: Ein Wiederherstellungswerkzeug (zum Beispiel der Befehl .recover des Programms sqlite3) kann sie vielleicht zurückholen.</translation>
     </message>
     <message>
@@ -2209,19 +2243,19 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Dieser Computer hat keinen Schlüsselbund, daher speichert Hearth seine Schlüssel in {path}, einer Datei, die nur Ihr Benutzerkonto lesen kann.</translation>
     </message>
     <message>
-        <source>Hearth's keys in {path} cannot be read: {error}.</source>
+        <source>Hearth&apos;s keys in {path} cannot be read: {error}.</source>
         <translation>Die Schlüssel von Hearth in {path} können nicht gelesen werden: {error}.</translation>
     </message>
     <message>
-        <source>Hearth's keys in {path} are damaged (not JSON): move the file away and enter the keys again.</source>
+        <source>Hearth&apos;s keys in {path} are damaged (not JSON): move the file away and enter the keys again.</source>
         <translation>Die Schlüssel von Hearth in {path} sind beschädigt (kein JSON): Verschieben Sie die Datei an einen anderen Ort und geben Sie die Schlüssel erneut ein.</translation>
     </message>
     <message>
-        <source>Hearth's keys in {path} are not in a form Hearth knows: move the file away and enter the keys again.</source>
+        <source>Hearth&apos;s keys in {path} are not in a form Hearth knows: move the file away and enter the keys again.</source>
         <translation>Die Schlüssel von Hearth in {path} haben ein Format, das Hearth nicht kennt: Verschieben Sie die Datei an einen anderen Ort und geben Sie die Schlüssel erneut ein.</translation>
     </message>
     <message>
-        <source>Hearth's keys could not be saved in {path}: {error}.</source>
+        <source>Hearth&apos;s keys could not be saved in {path}: {error}.</source>
         <translation>Die Schlüssel von Hearth konnten nicht in {path} gespeichert werden: {error}.</translation>
     </message>
     <message>
@@ -2349,11 +2383,11 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Auf Modellstandards zurücksetzen</translation>
     </message>
     <message>
-        <source>Reset sampling to the model's defaults</source>
+        <source>Reset sampling to the model&apos;s defaults</source>
         <translation>Sampling auf die Standards des Modells zurücksetzen</translation>
     </message>
     <message>
-        <source>Empties every sampling setting, so the model's own defaults apply. The system prompt is kept.</source>
+        <source>Empties every sampling setting, so the model&apos;s own defaults apply. The system prompt is kept.</source>
         <translation>Leert alle Sampling-Einstellungen, sodass die eigenen Standards des Modells gelten. Der Systemprompt bleibt erhalten.</translation>
     </message>
     <message>
@@ -2365,7 +2399,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Modellstandard: {value} (aus der Modelldatei).</translation>
     </message>
     <message>
-        <source>Model default: {value} (llama.cpp's default; the model file names none).</source>
+        <source>Model default: {value} (llama.cpp&apos;s default; the model file names none).</source>
         <translation>Modellstandard: {value} (Standard von llama.cpp; die Modelldatei nennt keinen).</translation>
     </message>
     <message>
@@ -2385,7 +2419,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Genutzter Kontext</translation>
     </message>
     <message>
-        <source>{used} of the model's {size} context tokens are taken by this conversation (its messages and the last reply).</source>
+        <source>{used} of the model&apos;s {size} context tokens are taken by this conversation (its messages and the last reply).</source>
         <translation>{used} der {size} Kontext-Token des Modells belegt diese Unterhaltung (ihre Nachrichten und die letzte Antwort).</translation>
     </message>
     <message>
@@ -2497,7 +2531,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Unterhaltung</translation>
     </message>
     <message>
-        <source>Alt+Up and Alt+Down move between the messages; Tab then reaches the message's actions.</source>
+        <source>Alt+Up and Alt+Down move between the messages; Tab then reaches the message&apos;s actions.</source>
         <translation>Alt+Pfeil nach oben und Alt+Pfeil nach unten wechseln zwischen den Nachrichten; mit Tab erreichen Sie dann die Aktionen der Nachricht.</translation>
     </message>
     <message>
@@ -2530,7 +2564,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>%n message(s)</source>
-        <translation><numerusform>%n Nachricht</numerusform><numerusform>%n Nachrichten</numerusform></translation>
+        <translation>
+            <numerusform>%n Nachricht</numerusform>
+            <numerusform>%n Nachrichten</numerusform>
+        </translation>
     </message>
     <message>
         <source>Untitled</source>
@@ -2594,7 +2631,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>Delete “{title}” and its %n message(s)? This cannot be undone.</source>
-        <translation><numerusform>„{title}“ und %n Nachricht löschen? Das kann nicht rückgängig gemacht werden.</numerusform><numerusform>„{title}“ und die %n Nachrichten löschen? Das kann nicht rückgängig gemacht werden.</numerusform></translation>
+        <translation>
+            <numerusform>„{title}“ und %n Nachricht löschen? Das kann nicht rückgängig gemacht werden.</numerusform>
+            <numerusform>„{title}“ und die %n Nachrichten löschen? Das kann nicht rückgängig gemacht werden.</numerusform>
+        </translation>
     </message>
     <message>
         <source>Delete</source>
@@ -2858,7 +2898,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>%n finished</source>
-        <translation><numerusform>%n fertig</numerusform><numerusform>%n fertig</numerusform></translation>
+        <translation>
+            <numerusform>%n fertig</numerusform>
+            <numerusform>%n fertig</numerusform>
+        </translation>
     </message>
     <message>
         <source>No downloads in progress</source>
@@ -2866,7 +2909,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>%n active</source>
-        <translation><numerusform>%n aktiv</numerusform><numerusform>%n aktiv</numerusform></translation>
+        <translation>
+            <numerusform>%n aktiv</numerusform>
+            <numerusform>%n aktiv</numerusform>
+        </translation>
     </message>
     <message>
         <source>{done} so far</source>
@@ -2973,7 +3019,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>{source} · {folder}</translation>
     </message>
     <message>
-        <source>In Hearth's models folder</source>
+        <source>In Hearth&apos;s models folder</source>
         <translation>Im Modellordner von Hearth</translation>
     </message>
     <message>
@@ -3009,15 +3055,15 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Im Ordner anzeigen</translation>
     </message>
     <message>
-        <source>Verify against the download's checksum</source>
+        <source>Verify against the download&apos;s checksum</source>
         <translation>Mit der Prüfsumme des Downloads abgleichen</translation>
     </message>
     <message>
-        <source>Delete this model from Hearth's folder</source>
+        <source>Delete this model from Hearth&apos;s folder</source>
         <translation>Dieses Modell aus dem Ordner von Hearth löschen</translation>
     </message>
     <message>
-        <source>Only models in Hearth's own folder can be deleted here; this one belongs to {source}.</source>
+        <source>Only models in Hearth&apos;s own folder can be deleted here; this one belongs to {source}.</source>
         <translation>Hier können nur Modelle im eigenen Ordner von Hearth gelöscht werden; dieses gehört zu {source}.</translation>
     </message>
     <message>
@@ -3094,7 +3140,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     </message>
     <message numerus="yes">
         <source>%n model(s) · {size}</source>
-        <translation><numerusform>%n Modell · {size}</numerusform><numerusform>%n Modelle · {size}</numerusform></translation>
+        <translation>
+            <numerusform>%n Modell · {size}</numerusform>
+            <numerusform>%n Modelle · {size}</numerusform>
+        </translation>
     </message>
     <message>
         <source>Verifying {name}…</source>
@@ -3177,7 +3226,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Rechenpuffer</translation>
     </message>
     <message>
-        <source>GPU driver's own</source>
+        <source>GPU driver&apos;s own</source>
         <translation>Eigenbedarf des GPU-Treibers</translation>
     </message>
     <message>
@@ -3189,7 +3238,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Andere Programme</translation>
     </message>
     <message>
-        <source>The model's weights, read from its file.</source>
+        <source>The model&apos;s weights, read from its file.</source>
         <translation>Die Gewichte des Modells, aus seiner Datei gelesen.</translation>
     </message>
     <message>
@@ -3201,7 +3250,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Zwischenspeicher, in dem llama.cpp rechnet (die Rechenpuffer).</translation>
     </message>
     <message>
-        <source>What the GPU's driver and libraries take for themselves (context, cuBLAS).</source>
+        <source>What the GPU&apos;s driver and libraries take for themselves (context, cuBLAS).</source>
         <translation>Was der Treiber und die Bibliotheken der GPU für sich selbst belegen (Kontext, cuBLAS).</translation>
     </message>
     <message>
@@ -3365,7 +3414,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Warum?</translation>
     </message>
     <message>
-        <source>Why these settings? The plan's reasons, step by step</source>
+        <source>Why these settings? The plan&apos;s reasons, step by step</source>
         <translation>Warum diese Einstellungen? Die Gründe des Plans, Schritt für Schritt</translation>
     </message>
     <message>
@@ -3457,7 +3506,7 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>von {app}</translation>
     </message>
     <message>
-        <source>in Hearth's models folder</source>
+        <source>in Hearth&apos;s models folder</source>
         <translation>im Modellordner von Hearth</translation>
     </message>
     <message>
@@ -3671,11 +3720,11 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Warum diese Zahlen?</translation>
     </message>
     <message>
-        <source>Show or hide the planner's reasons</source>
+        <source>Show or hide the planner&apos;s reasons</source>
         <translation>Die Gründe des Planers ein- oder ausblenden</translation>
     </message>
     <message>
-        <source>Reading the model and this computer's memory…</source>
+        <source>Reading the model and this computer&apos;s memory…</source>
         <translation>Das Modell und der Speicher dieses Computers werden gelesen…</translation>
     </message>
     <message>
@@ -3695,7 +3744,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Diese Einstellungen passen nicht; ändern Sie zuerst die mit „passt nicht“ markierten.</translation>
     </message>
     <message>
-        <source>Every setting starts at the planner's choice; change one to pin it. Apply saves them for this model on this computer and reloads.</source>
+        <source>Every setting starts at the planner&apos;s choice; change one to pin it. Apply saves them for this model on this computer and reloads.</source>
         <translation>Jede Einstellung beginnt mit der Wahl des Planers; ändern Sie eine, um sie festzulegen. „Übernehmen“ speichert sie für dieses Modell auf diesem Computer und lädt neu.</translation>
     </message>
     <message>
@@ -3801,7 +3850,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
 {reasons}</translation>
     </message>
     <message>
-        <source>Hearth is reading this file's header to plan it for this computer.</source>
+        <source>Hearth is reading this file&apos;s header to plan it for this computer.</source>
         <translation>Hearth liest den Header dieser Datei, um sie für diesen Computer zu planen.</translation>
     </message>
     <message>
@@ -3921,7 +3970,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Wohin Hearth Modelle herunterlädt</translation>
     </message>
     <message>
-        <source>The library's folders cannot be read: {error}</source>
+        <source>The library&apos;s folders cannot be read: {error}</source>
         <translation>Die Ordner der Bibliothek können nicht gelesen werden: {error}</translation>
     </message>
     <message>
@@ -3969,7 +4018,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Farben</translation>
     </message>
     <message>
-        <source>“Follow the system” switches with your system's light or dark mode.</source>
+        <source>“Follow the system” switches with your system&apos;s light or dark mode.</source>
         <translation>„Wie das System“ wechselt mit dem hellen oder dunklen Modus Ihres Systems.</translation>
     </message>
     <message>
@@ -3977,7 +4026,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Wie das System ({language})</translation>
     </message>
     <message>
-        <source>Hearth's language</source>
+        <source>Hearth&apos;s language</source>
         <translation>Sprache von Hearth</translation>
     </message>
     <message>
@@ -3997,7 +4046,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Den Log-Ordner öffnen</translation>
     </message>
     <message>
-        <source>Hearth's and the model runner's logs: attach them to a bug report</source>
+        <source>Hearth&apos;s and the model runner&apos;s logs: attach them to a bug report</source>
         <translation>Die Logs von Hearth und vom Modell-Runner: Hängen Sie sie an einen Fehlerbericht an</translation>
     </message>
     <message>
@@ -4045,7 +4094,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Fügen Sie diese Angaben in einen beliebigen OpenAI-Client auf diesem Computer oder auf einem anderen Gerät in Ihrem Netzwerk ein.</translation>
     </message>
     <message>
-        <source>This computer's other addresses work too: {addresses}.</source>
+        <source>This computer&apos;s other addresses work too: {addresses}.</source>
         <translation>Die anderen Adressen dieses Computers funktionieren auch: {addresses}.</translation>
     </message>
     <message>
@@ -4109,7 +4158,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>{address} (derzeit nicht auf diesem Computer)</translation>
     </message>
     <message>
-        <source>Anyone on your network who has the key can use this model, and what they send is not encrypted (http): share only on networks you trust, such as your home, not a café's. Your firewall may ask whether Hearth's runner may accept connections.</source>
+        <source>Anyone on your network who has the key can use this model, and what they send is not encrypted (http): share only on networks you trust, such as your home, not a café&apos;s. Your firewall may ask whether Hearth&apos;s runner may accept connections.</source>
         <translation>Jeder in Ihrem Netzwerk, der den Schlüssel hat, kann dieses Modell nutzen, und was gesendet wird, ist nicht verschlüsselt (http): Geben Sie es nur in Netzwerken frei, denen Sie vertrauen, etwa zu Hause, nicht im Café. Ihre Firewall fragt vielleicht, ob der Runner von Hearth Verbindungen annehmen darf.</translation>
     </message>
     <message>
@@ -4181,7 +4230,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Tasten</translation>
     </message>
     <message>
-        <source>If you continue, Hearth works as usual, but this session's conversations are kept only in a temporary folder, {folder}, not in your library; the system may delete that folder later. The models you already downloaded stay available.</source>
+        <source>If you continue, Hearth works as usual, but this session&apos;s conversations are kept only in a temporary folder, {folder}, not in your library; the system may delete that folder later. The models you already downloaded stay available.</source>
         <translation>Wenn Sie fortfahren, arbeitet Hearth wie gewohnt, aber die Unterhaltungen dieser Sitzung werden nur in einem temporären Ordner gespeichert, {folder}, nicht in Ihrer Bibliothek; das System löscht diesen Ordner vielleicht später. Die Modelle, die Sie schon heruntergeladen haben, bleiben verfügbar.</translation>
     </message>
     <message>
@@ -4209,7 +4258,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Unterhaltungen werden nicht gespeichert, bis dies behoben und Hearth neu gestartet ist.</translation>
     </message>
     <message>
-        <source>Gated models (Llama, Gemma, …) need an access token with read access, and their license accepted on the model's page. Create one at {link}. Hearth keeps it in your system's keyring, or where there is none in a file only your account can read.</source>
+        <source>Gated models (Llama, Gemma, …) need an access token with read access, and their license accepted on the model&apos;s page. Create one at {link}. Hearth keeps it in your system&apos;s keyring, or where there is none in a file only your account can read.</source>
         <translation>Zugangsbeschränkte Modelle (Llama, Gemma, …) brauchen ein Zugriffstoken mit Leserechten, und ihre Lizenz muss auf der Seite des Modells akzeptiert sein. Erstellen Sie eines unter {link}. Hearth speichert es im Schlüsselbund Ihres Systems oder, wo es keinen gibt, in einer Datei, die nur Ihr Benutzerkonto lesen kann.</translation>
     </message>
     <message>
@@ -4238,7 +4287,10 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     </message>
     <message numerus="yes">
         <source>{cpu} (%n core(s))</source>
-        <translation><numerusform>{cpu} (%n Kern)</numerusform><numerusform>{cpu} (%n Kerne)</numerusform></translation>
+        <translation>
+            <numerusform>{cpu} (%n Kern)</numerusform>
+            <numerusform>{cpu} (%n Kerne)</numerusform>
+        </translation>
     </message>
     <message>
         <source>{size} of RAM</source>
@@ -4273,7 +4325,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Offene Sprachmodelle auf diesem Computer ausführen: Was Sie eingeben, bleibt hier. Wählen Sie ein Modell, das passt; Hearth lädt es herunter, dann chatten Sie.</translation>
     </message>
     <message>
-        <source>Looking at this computer's hardware…</source>
+        <source>Looking at this computer&apos;s hardware…</source>
         <translation>Die Hardware dieses Computers wird untersucht…</translation>
     </message>
     <message>
@@ -4281,7 +4333,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Dieser Computer</translation>
     </message>
     <message>
-        <source>Skip: I'll look around myself</source>
+        <source>Skip: I&apos;ll look around myself</source>
         <translation>Überspringen: Ich sehe mich selbst um</translation>
     </message>
     <message>
@@ -4345,7 +4397,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Ein Modell verwenden, das schon auf diesem Computer ist</translation>
     </message>
     <message>
-        <source>No models were found in Hearth's folder or other apps' (LM Studio, Ollama, Jan, GPT4All, the Hugging Face cache). Download a recommended one, or open a GGUF file.</source>
+        <source>No models were found in Hearth&apos;s folder or other apps&apos; (LM Studio, Ollama, Jan, GPT4All, the Hugging Face cache). Download a recommended one, or open a GGUF file.</source>
         <translation>Im Ordner von Hearth und in denen anderer Apps (LM Studio, Ollama, Jan, GPT4All, Hugging-Face-Cache) wurden keine Modelle gefunden. Laden Sie ein empfohlenes herunter oder öffnen Sie eine GGUF-Datei.</translation>
     </message>
     <message>
@@ -4361,7 +4413,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>{path} laden und damit chatten</translation>
     </message>
     <message>
-        <source>Looking in Hearth's folder and other apps' (LM Studio, Ollama, Jan, GPT4All, the Hugging Face cache)…</source>
+        <source>Looking in Hearth&apos;s folder and other apps&apos; (LM Studio, Ollama, Jan, GPT4All, the Hugging Face cache)…</source>
         <translation>Suche im Ordner von Hearth und in denen anderer Apps (LM Studio, Ollama, Jan, GPT4All, Hugging-Face-Cache)…</translation>
     </message>
     <message>
@@ -4453,7 +4505,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Jeden Worker fragen, welche Geräte er bereitstellt und wie viel Speicher darauf frei ist</translation>
     </message>
     <message>
-        <source>Lend this computer's devices to another Hearth</source>
+        <source>Lend this computer&apos;s devices to another Hearth</source>
         <translation>Die Geräte dieses Computers einem anderen Hearth bereitstellen</translation>
     </message>
     <message>
@@ -4481,7 +4533,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Kein Worker hinzugefügt: Modelle werden nur auf diesem Computer geladen.</translation>
     </message>
     <message>
-        <source>Lending on port {port} of every network: on the other Hearth, add this computer's address with :{port}. It serves one Hearth at a time and stops when Hearth closes.</source>
+        <source>Lending on port {port} of every network: on the other Hearth, add this computer&apos;s address with :{port}. It serves one Hearth at a time and stops when Hearth closes.</source>
         <translation>Bereitgestellt auf Port {port} aller Netzwerke: Fügen Sie im anderen Hearth die Adresse dieses Computers mit :{port} hinzu. Der Worker bedient jeweils ein Hearth und endet, wenn Hearth geschlossen wird.</translation>
     </message>
     <message>
@@ -4493,7 +4545,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Der Worker wird gestartet…</translation>
     </message>
     <message>
-        <source>Off. On the other computer, add this one's address and port 50052.</source>
+        <source>Off. On the other computer, add this one&apos;s address and port 50052.</source>
         <translation>Aus. Fügen Sie auf dem anderen Computer die Adresse dieses Computers und Port 50052 hinzu.</translation>
     </message>
     <message>
@@ -4610,7 +4662,10 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     </message>
     <message numerus="yes">
         <source>The context is full: the %n oldest messages were left out of what the model saw for this reply (they stay in the conversation).</source>
-        <translation><numerusform>Der Kontext ist voll: %n Nachricht, die älteste, wurde bei dieser Antwort weggelassen (sie bleibt in der Unterhaltung).</numerusform><numerusform>Der Kontext ist voll: Die %n ältesten Nachrichten wurden bei dieser Antwort weggelassen (sie bleiben in der Unterhaltung).</numerusform></translation>
+        <translation>
+            <numerusform>Der Kontext ist voll: %n Nachricht, die älteste, wurde bei dieser Antwort weggelassen (sie bleibt in der Unterhaltung).</numerusform>
+            <numerusform>Der Kontext ist voll: Die %n ältesten Nachrichten wurden bei dieser Antwort weggelassen (sie bleiben in der Unterhaltung).</numerusform>
+        </translation>
     </message>
     <message>
         <source>{tool} is not installed</source>
@@ -4769,7 +4824,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Starkes Schlussfolgern für seine Größe; denkt nach, bevor es antwortet.</translation>
     </message>
     <message>
-        <source>Google's small model; good writing and many languages.</source>
+        <source>Google&apos;s small model; good writing and many languages.</source>
         <translation>Googles kleines Modell; schreibt gut und in vielen Sprachen.</translation>
     </message>
     <message>
@@ -4785,7 +4840,7 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Langer Kontext und gut im Gespräch; für eine GPU mit 12 GB.</translation>
     </message>
     <message>
-        <source>OpenAI's open-weight model; a mixture of experts that runs well even partly on the CPU.</source>
+        <source>OpenAI&apos;s open-weight model; a mixture of experts that runs well even partly on the CPU.</source>
         <translation>Das Open-Weight-Modell von OpenAI; eine Mixture of Experts, die auch teilweise auf der CPU gut läuft.</translation>
     </message>
     <message>
@@ -4815,6 +4870,42 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     <message>
         <source>the portable CPU build, tuned for this processor at run time</source>
         <translation>der portable CPU-Build, zur Laufzeit auf diesen Prozessor abgestimmt</translation>
+    </message>
+    <message>
+        <source>Hearth cannot tell which program is running it, so it cannot set the model server to start at login.</source>
+        <translation>Hearth kann nicht feststellen, welches Programm es ausführt, und kann den Modellserver daher nicht beim Anmelden starten lassen.</translation>
+    </message>
+    <message>
+        <source>The command to start the model server is empty.</source>
+        <translation>Der Befehl zum Starten des Modellservers ist leer.</translation>
+    </message>
+    <message>
+        <source>The command to start the model server contains a control character ({arg}), which a start-at-login entry cannot hold.</source>
+        <translation>Der Befehl zum Starten des Modellservers enthält ein Steuerzeichen ({arg}), das ein Autostart-Eintrag nicht aufnehmen kann.</translation>
+    </message>
+    <message>
+        <source>The path {arg} is not valid text, which a start-at-login entry cannot hold: move Hearth to a folder with a plainer name.</source>
+        <translation>Der Pfad {arg} ist kein gültiger Text, den ein Autostart-Eintrag aufnehmen kann: Verschieben Sie Hearth in einen Ordner mit einem einfacheren Namen.</translation>
+    </message>
+    <message>
+        <source>The program {path} is not named by a full path, which a start-at-login entry needs.</source>
+        <translation>Das Programm {path} ist nicht mit vollständigem Pfad angegeben, den ein Autostart-Eintrag braucht.</translation>
+    </message>
+    <message>
+        <source>The command to start the model server contains a double quote ({arg}), which a Windows start-up entry cannot hold.</source>
+        <translation>Der Befehl zum Starten des Modellservers enthält ein doppeltes Anführungszeichen ({arg}), das ein Windows-Autostart-Eintrag nicht aufnehmen kann.</translation>
+    </message>
+    <message>
+        <source>Starting the model server at login is not supported on {platform}.</source>
+        <translation>Den Modellserver beim Anmelden zu starten, wird auf {platform} nicht unterstützt.</translation>
+    </message>
+    <message>
+        <source>Hearth cannot write {path}, so the model server cannot be set to start at login: {reason}.</source>
+        <translation>Hearth kann {path} nicht schreiben, daher kann der Modellserver nicht beim Anmelden gestartet werden: {reason}.</translation>
+    </message>
+    <message>
+        <source>Hearth cannot remove {path}, so the model server still starts at login: {reason}.</source>
+        <translation>Hearth kann {path} nicht entfernen, daher startet der Modellserver weiterhin beim Anmelden: {reason}.</translation>
     </message>
 </context>
 <context>

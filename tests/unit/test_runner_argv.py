@@ -38,6 +38,9 @@ def _spells_a_command(node: ast.Constant, parents: dict[ast.AST, ast.AST]) -> bo
     """Whether a string literal equal to a runner command is one (and not a JSON key, or a
     word of a sentence)."""
     parent = parents.get(node)
+    if isinstance(parent, ast.Assign) and all(
+            isinstance(t, ast.Name) and t.id.endswith("_SUBCOMMAND") for t in parent.targets):
+        return False  # SERVE_SUBCOMMAND = "serve": hearth's own subcommand, named once
     if isinstance(parent, ast.Dict) and any(k is node for k in parent.keys):
         return False  # {"devices": [...]}
     if isinstance(parent, ast.Subscript) and parent.slice is node:
@@ -68,7 +71,8 @@ def test_the_scan_sees_a_command_and_not_a_json_key() -> None:
     spelled = 'cmd = [*program, "probe", *args]\nrun([*p, "rpc-check", eps])\nc.append("serve")\n'
     assert len(list(command_literals(spelled))) == 3
     read = ('n = data.get("devices", [])\nx = d["devices"]\nout["probe"] = 1\n'
-            'y = {"devices": []}\ns = f"{n} " + ("devices" if n > 1 else "GPUs")\n')
+            'y = {"devices": []}\ns = f"{n} " + ("devices" if n > 1 else "GPUs")\n'
+            'SERVE_SUBCOMMAND = "serve"\n')
     assert list(command_literals(read)) == []
 
 

@@ -1,0 +1,223 @@
+"""The model server end to end: real server process, real runners, real tiny models, the
+official openai client (issue 29: models on request, several at once, eviction, idle time-outs,
+crashes, the key, no runner left behind).
+
+Memory: the tiny model's plan holds about 4.8 MiB of RAM, so ``--memory-budget-mib 12`` lets two
+such models be resident and not three, 6 lets one, 2 none.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import openai
+import psutil
+import pytest
+
+from tests.integration.server_rig import KEY, Server, add_model, running, start, stop, until
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _client(server: Server) -> openai.OpenAI:
+    return openai.OpenAI(base_url=server.url + "/v1", api_key=KEY, max_retries=0, timeout=120)
+
+
+def _say(client: openai.OpenAI, model: str, **extra: Any) -> str:
+    r = client.chat.completions.create(model=model, max_tokens=4,
+                                       messages=[{"role": "user", "content": "hello"}],
+                                       **extra)
+    assert r.choices[0].message.content
+    return r.model
+
+
+def test_two_models_load_on_request_and_serve_at_once(tmp_path: Path) -> None:
+    with running(tmp_path, "--no-dry-run") as server, _client(server) as client:
+        listed = {m.id: m for m in client.models.list().data}
+        assert set(listed) == {"alpha.gguf", "beta.gguf"}
+        assert not any(m.model_extra["meta"]["loaded"] for m in listed.values())
+        assert str(tmp_path) not in str([m.model_dump() for m in listed.values()])  # no paths
+        # Both at once: two streams, one per model, read in turns.
+        streams = {name: client.chat.completions.create(
+            model=name, max_tokens=16, stream=True,
+            messages=[{"role": "user", "content": "hello"}]) for name in ("alpha", "beta.gguf")}
+        seen = {name: "" for name in streams}
+        for _ in range(16):
+            for name, stream in streams.items():
+                chunk = next(stream, None)
+                if chunk is not None and chunk.choices:
+                    seen[name] += chunk.choices[0].delta.content or ""
+        for stream in streams.values():
+            for _chunk in stream:
+                pass
+        assert all(seen.values()), seen
+        assert set(server.resident()) == {"alpha.gguf", "beta.gguf"}
+        assert {m.id for m in client.models.list().data
+                if m.model_extra["meta"]["loaded"]} == {"alpha.gguf", "beta.gguf"}
+        with pytest.raises(openai.NotFoundError) as err:
+            _say(client, "no-such-model")
+        assert err.value.code == "model_not_found"
+
+
+def test_concurrent_requests_for_a_cold_model_load_it_once(tmp_path: Path) -> None:
+    with running(tmp_path, "--no-dry-run") as server, _client(server) as client:
+        answers: list[str] = []
+
+        def ask() -> None:
+            answers.append(_say(client, "alpha"))
+
+        threads = [threading.Thread(target=ask) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert answers == ["alpha.gguf"] * 4
+        assert list(server.runners()) == ["alpha.gguf"]  # one runner, not four
+        assert sum("loaded alpha.gguf" in line for line in server.stderr) == 1
+
+
+def test_a_third_model_evicts_the_least_recently_used_idle_one(tmp_path: Path) -> None:
+    with running(tmp_path, "--no-dry-run", "--memory-budget-mib", "12",
+                 models=("alpha.gguf", "beta.gguf", "gamma.gguf")) as server, \
+            _client(server) as client:
+        _say(client, "alpha")
+        _say(client, "beta")
+        _say(client, "alpha")  # beta is now the least recently used
+        assert set(server.resident()) == {"alpha.gguf", "beta.gguf"}
+        _say(client, "gamma")
+        assert set(server.resident()) == {"alpha.gguf", "gamma.gguf"}
+        assert set(server.runners()) == {"alpha.gguf", "gamma.gguf"}
+        assert any("unloading beta.gguf: making room for gamma.gguf" in line
+                   for line in server.stderr)
+
+
+def test_models_in_use_are_never_evicted_503_with_retry_after(tmp_path: Path) -> None:
+    with running(tmp_path, "--no-dry-run", "--memory-budget-mib", "6") as server, \
+            _client(server) as client, server.client() as http:
+        _say(client, "alpha")
+        runner = server.runners()["alpha.gguf"]
+        runner.suspend()  # its next request stays in flight until it is resumed
+        answered: list[str] = []
+        asking = threading.Thread(target=lambda: answered.append(_say(client, "alpha")))
+        asking.start()
+        try:
+            until(lambda: server.resident()["alpha.gguf"]["requests"] == 1,
+                  "the request to be in flight")
+            r = http.post("/v1/chat/completions", json={
+                "model": "beta", "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]})
+            assert r.status_code == 503, r.text
+            assert r.headers["retry-after"].isdigit()
+            assert r.json()["error"]["code"] == "models_busy"
+            assert "alpha.gguf" in r.json()["error"]["message"]
+        finally:
+            runner.resume()
+            asking.join(120)
+        assert answered == ["alpha.gguf"]
+        assert _say(client, "beta") == "beta.gguf"  # alpha is idle now: it makes room
+        assert set(server.resident()) == {"beta.gguf"}
+
+
+def test_a_model_that_cannot_fit_even_alone_gets_insufficient_memory(tmp_path: Path) -> None:
+    with running(tmp_path, "--no-dry-run", "--memory-budget-mib", "2") as server, \
+            _client(server) as client:
+        with pytest.raises(openai.BadRequestError) as err:
+            _say(client, "alpha")
+        assert err.value.code == "insufficient_memory"
+        assert "memory_budget_mib" in str(err.value)
+        assert server.resident() == {}
+
+
+def test_idle_models_unload_and_keep_alive_zero_unloads_at_once(tmp_path: Path) -> None:
+    with running(tmp_path, "--no-dry-run", "--idle-minutes", "0.02") as server, \
+            _client(server) as client:
+        _say(client, "alpha")
+        until(lambda: server.resident() == {}, "the idle model to be unloaded")
+        until(lambda: server.runners() == {}, "its runner to exit")
+    with running(tmp_path / "2", "--no-dry-run", "--idle-minutes", "-1") as server, \
+            _client(server) as client:
+        _say(client, "alpha")
+        _say(client, "beta", extra_body={"keep_alive": 0})
+        until(lambda: set(server.resident()) == {"alpha.gguf"}, "beta to be unloaded")
+        assert server.resident()["alpha.gguf"]["unload_after_s"] is None  # never
+
+
+def test_a_killed_runner_restarts_on_its_next_request_and_the_other_keeps_serving(
+        tmp_path: Path) -> None:
+    with running(tmp_path, "--no-dry-run") as server, _client(server) as client:
+        _say(client, "alpha")
+        _say(client, "beta")
+        runners = server.runners()
+        runners["alpha.gguf"].kill()
+        runners["alpha.gguf"].wait(30)
+        until(lambda: "alpha.gguf" not in server.resident(), "the server to see the crash")
+        assert server.runners()["beta.gguf"].pid == runners["beta.gguf"].pid
+        _say(client, "beta")
+        _say(client, "alpha")  # started again
+        assert server.runners()["alpha.gguf"].pid != runners["alpha.gguf"].pid
+        assert any("the runner for alpha.gguf ended" in line for line in server.stderr)
+
+
+def test_killing_the_server_leaves_no_runner_behind(tmp_path: Path) -> None:
+    server = start(tmp_path, "--no-dry-run")
+    with _client(server) as client:
+        _say(client, "alpha")
+        _say(client, "beta")
+    runners = list(server.runners().values())
+    assert len(runners) == 2
+    server.process.kill()  # kill -9: no chance to stop them itself
+    server.process.wait(30)
+    _gone, alive = psutil.wait_procs(runners, timeout=30)
+    for p in alive:
+        p.kill()
+    assert not alive, "runners outlived a killed server"
+
+
+def test_sigterm_stops_every_runner_and_exits_0(tmp_path: Path) -> None:
+    server = start(tmp_path, "--no-dry-run")
+    with _client(server) as client:
+        _say(client, "alpha")
+    runners = list(server.runners().values())
+    assert stop(server) == 0
+    gone, alive = psutil.wait_procs(runners, timeout=30)
+    assert not alive and len(gone) == 1
+
+
+def test_models_added_or_removed_after_start_are_seen(tmp_path: Path) -> None:
+    with running(tmp_path, "--no-dry-run") as server, _client(server) as client:
+        assert "delta.gguf" not in {m.id for m in client.models.list().data}
+        add_model(tmp_path, "delta.gguf")
+        assert _say(client, "delta") == "delta.gguf"  # a miss scans the folders again
+        (tmp_path / "models" / "beta.gguf").unlink()
+        until(lambda: "beta.gguf" not in {m.id for m in client.models.list().data},
+              "the removed model to leave the list")
+        with pytest.raises(openai.NotFoundError):
+            _say(client, "beta")
+
+
+def test_aliases_map_other_programs_model_names(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir(parents=True)
+    (tmp_path / "config" / "server.json").write_text(
+        '{"aliases": {"claude-*": "beta.gguf", "gpt-4o": "alpha.gguf"}}')
+    with running(tmp_path, "--no-dry-run") as server, _client(server) as client:
+        assert _say(client, "claude-sonnet-4-5") == "beta.gguf"
+        assert _say(client, "gpt-4o") == "alpha.gguf"
+
+
+def test_the_key_and_the_host_check_guard_every_endpoint(tmp_path: Path) -> None:
+    with running(tmp_path, "--no-dry-run") as server:
+        with server.client("wrong-key") as http:
+            for path in ("/v1/models", "/hearth/models"):
+                assert http.get(path).status_code == 401
+            assert http.post("/v1/chat/completions", json={"model": "alpha"}).status_code == 401
+        with server.client() as http:
+            r = http.get("/v1/models", headers={"Host": "evil.example"})
+            assert r.status_code == 421
+            assert http.get("/v1/models", headers={"Authorization": "", "x-api-key": KEY}
+                            ).status_code == 200
+            r = http.post("/v1/chat/completions", content=b"[1, 2")
+            assert r.status_code == 400 and "JSON" in r.json()["error"]["message"]
+            r = http.post("/v1/chat/completions", json={"messages": []})
+            assert r.status_code == 400 and "'model'" in r.json()["error"]["message"]
+        assert server.resident() == {}
