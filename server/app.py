@@ -14,9 +14,10 @@ import json
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import httpx2
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -24,7 +25,8 @@ from starlette.routing import Route
 
 from runner.wire.shapes import error_body
 from server.api_ollama import keep_alive_seconds
-from server.manager import Manager, ModelError
+from server.manager import Lease, Manager, ModelError
+from server.planning import context_needed
 from server.proxy import UpstreamError, call, open_stream, raw_bytes
 from server.request_error import RequestError
 
@@ -84,8 +86,69 @@ def keep_alive(body: dict[str, Any]) -> float | None:
     return None
 
 
+Streamer = Callable[[httpx2.Response, Lease], AsyncIterator[bytes]]
+# A refusal in the API's shape: (status, message, the runner's body or None, the server's own
+# refusal or None).
+ErrorMaker = Callable[[int, str, "dict[str, Any] | None", "ModelError | None"], Response]
+
+
+def context_outgrown(exc: UpstreamError) -> int | None:
+    """The prompt's length when the runner refused it as longer than its context, else None."""
+    err = exc.body.get("error")
+    if exc.status == 400 and isinstance(err, dict) and \
+            err.get("code") == "context_length_exceeded":
+        return context_needed(str(err.get("message", "")))
+    return None
+
+
+def reply_room(body: dict[str, Any]) -> int:
+    """Tokens to leave for the reply when a context grows: what the request asks for, else 1024."""
+    for name in ("max_completion_tokens", "max_tokens"):
+        value = body.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return min(value, 32768)
+    return 1024
+
+
+async def answer(request: Request, manager: Manager, lease: Lease, path: str,
+                 body: dict[str, Any], stream: Streamer | None, media: str,
+                 reply: Callable[[dict[str, Any]], dict[str, Any]],
+                 error: ErrorMaker) -> Response:
+    """Forward ``body`` to the lease's runner: its stream through ``stream``, or its JSON
+    through ``reply``. A prompt longer than the loaded context loads the model again with a
+    larger one (Manager.lease_larger, at most twice); other refusals go back through
+    ``error``."""
+    http = request.app.state.http
+    for attempt in (1, 2, 3):  # a context may grow twice: a first count can be a lower bound
+        try:
+            if stream is not None:
+                response = await open_stream(http, lease, path, body)
+                return StreamingResponse(stream(response, lease), media_type=media,
+                                         headers={"Cache-Control": "no-cache"})
+            data = await call(http, lease, path, body)
+            lease.release()
+            return JSONResponse(reply(data))
+        except UpstreamError as exc:
+            tokens = context_outgrown(exc) if attempt < 3 else None
+            if tokens is None:
+                lease.release()
+                return error(exc.status, str(exc), exc.body, None)
+        try:
+            lease = await manager.lease_larger(lease, tokens, reply_room(body))
+        except ModelError as exc:
+            return error(exc.status, str(exc), None, exc)
+    raise AssertionError("unreachable: the third attempt returns")
+
+
 def forwarder(manager: Manager, path: str, embedding: bool = False) -> Handler:
     """An OpenAI endpoint: the body goes to the named model's runner as it is."""
+
+    def error(status: int, message: str, upstream: dict[str, Any] | None,
+              refused: ModelError | None) -> Response:
+        if refused is not None:
+            return model_error(refused)
+        return JSONResponse(upstream, status) if upstream is not None else \
+            openai_error(status, message, None)
 
     async def forward(request: Request) -> Response:
         try:
@@ -100,19 +163,9 @@ def forwarder(manager: Manager, path: str, embedding: bool = False) -> Handler:
             lease = await manager.lease(name, alive, embedding=embedding)
         except ModelError as exc:
             return model_error(exc)
-        http = request.app.state.http
-        try:
-            if body.get("stream") is True:
-                response = await open_stream(http, lease, path, body)
-                return StreamingResponse(raw_bytes(response, lease),
-                                         media_type="text/event-stream",
-                                         headers={"Cache-Control": "no-cache"})
-            data = await call(http, lease, path, body)
-        except UpstreamError as exc:
-            lease.release()
-            return JSONResponse(exc.body, exc.status)
-        lease.release()
-        return JSONResponse(data)
+        return await answer(request, manager, lease, path, body,
+                            raw_bytes if body.get("stream") is True else None,
+                            "text/event-stream", lambda data: data, error)
 
     return forward
 

@@ -59,9 +59,17 @@ class ModelNotFound(ModelError):
 class InsufficientMemory(ModelError):
     status, code, kind = 400, "insufficient_memory", "invalid_request_error"
 
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason  # the planner's (or the budget's) own words
+
 
 class ModelsBusy(ModelError):
     status, code, kind = 503, "models_busy", "server_error"
+
+
+class ContextTooLong(ModelError):
+    status, code, kind = 400, "context_length_exceeded", "invalid_request_error"
 
 
 @dataclass(eq=False)
@@ -131,6 +139,8 @@ class Manager:
         self._tokens: set[CancelToken] = set()
         self._closing = False
         self._background: set[asyncio.Task[None]] = set()  # kept: the loop holds weak refs
+        # Models a prompt outgrew: the context (tokens) their next loads ask for.
+        self._contexts: dict[str, int] = {}
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -169,6 +179,32 @@ class Manager:
             slot.idle_s = keep_alive
         if slot.busy == 0 and slot.idle_s <= 0 and slot.resident:
             self._spawn(self._stop(slot, "asked to unload"))
+
+    async def lease_larger(self, lease: Lease, tokens: int, room: int) -> Lease:
+        """The lease's model loaded again with a context for a ``tokens``-long prompt and a
+        ``room``-token reply, held for the same request (its old lease is released). As Jan
+        does: a coding agent's prompt grows past the context the plan chose. ModelsBusy while
+        other requests use the model; ContextTooLong when that context cannot fit."""
+        slot = lease.slot
+        lease.release()
+        if slot.busy:
+            raise ModelsBusy(f"'{slot.entry.id}' needs a larger context for this prompt, and it "
+                             "is answering other requests now. Try again in a few seconds.",
+                             retry_after=RETRY_AFTER_S)
+        # Whole KiB of tokens, as people pick them, and at least twice the last: the runner's
+        # quick refusal counts "at least N" tokens from the text's length, a lower bound.
+        loaded = slot.planned.plan.settings.n_ctx if slot.planned else 0
+        wanted = max(-(-(tokens + room) // 1024) * 1024, 2 * loaded)
+        self._contexts[slot.entry.id] = wanted
+        await self._stop(slot, f"a prompt of {tokens} tokens needs a context of {wanted}")
+        try:
+            return await self.lease(slot.entry.id, embedding=slot.embedding)
+        except InsufficientMemory as exc:
+            self._contexts.pop(slot.entry.id, None)  # the next request loads as before
+            raise ContextTooLong(f"The prompt is {tokens} tokens long, more than '{slot.entry.id}'"
+                                 f" holds as loaded, and a context of {wanted} tokens does not fit"
+                                 f" on this computer ({exc.reason.rstrip('.')}). Shorten the "
+                                 "conversation.") from None
 
     def models(self) -> list[Slot]:
         return list(self._slots.values())
@@ -231,7 +267,8 @@ class Manager:
         try:
             planned = await asyncio.to_thread(
                 self._plan, str(slot.entry.path), [s.planned.plan for s in residents if s.planned],
-                self._selection, token=token, memory_budget=self._config().memory_budget)
+                self._selection, token=token, memory_budget=self._config().memory_budget,
+                context=self._contexts.get(slot.entry.id))
         except CancelledError:
             raise ModelError("The server is stopping.") from None
         except (OSError, ValueError) as exc:  # GGUFError and PlannerError are ValueErrors too
@@ -241,7 +278,7 @@ class Manager:
         why = refusal(planned.plan, planned.need, planned.capacity)
         if why:
             raise InsufficientMemory(f"'{slot.entry.id}' does not fit in this computer's "
-                                     f"memory, even with no other model loaded: {why}")
+                                     f"memory, even with no other model loaded: {why}", why)
         return planned
 
     async def _start(self, slot: Slot) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -100,18 +101,23 @@ def saved_pins(path: str, report: HardwareReport) -> Pins | None:
 
 
 def plan_alone(path: str, residents: Sequence[LaunchPlan], selection: RuntimeSelection, *,
-               token: CancelToken, memory_budget: int = 0,
+               token: CancelToken, memory_budget: int = 0, context: int | None = None,
                detect: Callable[[], HardwareReport] = detect_hardware,
                pins_for: PinsLookup = saved_pins, probe: bool = True) -> Planned:
     """The plan ``path`` gets on this machine with nothing else loaded; raises GGUFError,
     PlannerError, OSError or CancelledError with a sentence to show.
 
     ``memory_budget`` (bytes, 0: none): what all resident models together may hold in RAM, as
-    the person set it in server.json; it lowers the RAM capacity, never raises it."""
+    the person set it in server.json; it lowers the RAM capacity, never raises it.
+    ``context``: at least this many tokens (a prompt was longer than the last load's context),
+    in place of the planner's choice and any context the person pinned."""
     report = added_back(detect(), residents)
     build = selection.chosen_build(token, lambda: report)
     pins = pins_for(path, report)
     wishes = Wishes(pins=pins) if pins is not None else Wishes()
+    if context is not None:
+        wishes = dataclasses.replace(wishes, context=context,
+                                     pins=dataclasses.replace(wishes.pins, n_ctx=None))
     prepared = prepare_load(path, cached=None, detect=lambda: report, wishes=wishes,
                             store=CorrectionStore(), build=build,
                             probe=run_probe if probe else None, token=token)
@@ -121,6 +127,17 @@ def plan_alone(path: str, residents: Sequence[LaunchPlan], selection: RuntimeSel
         capacity["cpu"] = min(capacity.get("cpu", memory_budget), memory_budget)
     need = held_by(plan)
     return Planned(plan, prepared.build, plan_flags(plan, path), need, capacity)
+
+
+def context_needed(message: str) -> int | None:
+    """The prompt's length in tokens from the runner's "too long" sentence
+    (runner/engine.py ContextLengthExceeded, tests/unit/test_server_planning.py keeps the two in
+    step); None when the sentence says none."""
+    match = _PROMPT_LENGTH.search(message)
+    return int(match.group(1)) if match else None
+
+
+_PROMPT_LENGTH = re.compile(r"The prompt is (?:at least )?(\d+) tokens long")
 
 
 def refusal(plan: LaunchPlan, need: Mapping[str, int], capacity: Mapping[str, int]) -> str:

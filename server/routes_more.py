@@ -15,13 +15,13 @@ from types import ModuleType
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from server import api_anthropic, api_ollama, api_responses
-from server.app import BadRequest, Handler, json_body, keep_alive
+from server.app import BadRequest, Handler, answer, json_body, keep_alive
 from server.manager import Lease, Manager, ModelError
-from server.proxy import Translator, UpstreamError, call, open_stream, translated
+from server.proxy import Translator, translated
 from server.request_error import RequestError
 
 SSE = "text/event-stream"
@@ -58,22 +58,21 @@ async def _lease(manager: Manager, api: ModuleType, name: str, alive: float | No
         raise _Refused(_error(api, exc.status, str(exc), exc.code, exc.retry_after)) from None
 
 
-async def _answer(request: Request, api: ModuleType, lease: Lease, path: str,
+async def _answer(request: Request, api: ModuleType, manager: Manager, lease: Lease, path: str,
                   chat: dict[str, Any], stream: Translator | None, media: str,
                   reply: Callable[[dict[str, Any]], dict[str, Any]]) -> Response:
-    """Forward ``chat`` to the runner; the reply (or the stream) through the API's translator."""
-    http = request.app.state.http
-    try:
-        if stream is not None:
-            response = await open_stream(http, lease, path, chat)
-            return StreamingResponse(translated(response, lease, stream), media_type=media,
-                                     headers={"Cache-Control": "no-cache"})
-        data = await call(http, lease, path, chat)
-    except UpstreamError as exc:
-        lease.release()
-        return _error(api, exc.status, str(exc))
-    lease.release()
-    return JSONResponse(reply(data))
+    """Forward ``chat`` to the runner; the reply (or the stream) through the API's translator,
+    refusals in the API's shape."""
+
+    def error(status: int, message: str, _upstream: dict[str, Any] | None,
+              refused: ModelError | None) -> Response:
+        if refused is not None:
+            return _error(api, refused.status, str(refused), refused.code, refused.retry_after)
+        return _error(api, status, message)
+
+    streamer = None if stream is None else \
+        (lambda response, held: translated(response, held, stream))
+    return await answer(request, manager, lease, path, chat, streamer, media, reply, error)
 
 
 def _sse_api(manager: Manager, api: ModuleType) -> Handler:
@@ -87,7 +86,8 @@ def _sse_api(manager: Manager, api: ModuleType) -> Handler:
         except _Refused as refused:
             return refused.response
         stream = api.StreamTranslator(name) if chat.get("stream") else None
-        return await _answer(request, api, lease, "/v1/chat/completions", chat, stream, SSE,
+        return await _answer(request, api, manager, lease, "/v1/chat/completions", chat, stream,
+                             SSE,
                              lambda data: api.reply(data, name))
 
     return handle
@@ -151,7 +151,7 @@ def _ollama_chat(manager: Manager, generate: bool) -> Handler:
         translator_type = api.GenerateStreamTranslator if generate else api.StreamTranslator
         stream = translator_type(name, load_ns=load_ns) if chat.get("stream") else None
         done = api.generate_reply if generate else api.reply
-        return await _answer(request, api, lease, path, chat, stream, NDJSON,
+        return await _answer(request, api, manager, lease, path, chat, stream, NDJSON,
                              lambda data: done(data, name, load_ns=load_ns,
                                                elapsed_ns=time.monotonic_ns() - started))
 
@@ -189,7 +189,7 @@ def _ollama_embed(manager: Manager) -> Handler:
         except _Refused as refused:
             return refused.response
         load_ns = time.monotonic_ns() - started
-        return await _answer(request, api, lease, "/v1/embeddings", body, None, NDJSON,
+        return await _answer(request, api, manager, lease, "/v1/embeddings", body, None, NDJSON,
                              lambda data: api.embed_reply(
                                  data, name, load_ns=load_ns,
                                  elapsed_ns=time.monotonic_ns() - started))

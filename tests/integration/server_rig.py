@@ -88,7 +88,7 @@ def until(check: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None
         time.sleep(0.05)
 
 
-def _env(home: Path) -> dict[str, str]:
+def server_env(home: Path) -> dict[str, str]:
     env = dict(os.environ, HEARTH_HOME=str(home), HEARTH_MODELS_DIR=str(home / "models"),
                PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = str(REPO)
@@ -98,7 +98,7 @@ def _env(home: Path) -> dict[str, str]:
 def _put_key(home: Path) -> None:
     code = ("from app.remote.share import KEY_NAME; from app.storage import secrets; "
             f"secrets.put(KEY_NAME, {KEY!r})")
-    subprocess.run([sys.executable, "-c", code], env=_env(home), check=True, timeout=60)
+    subprocess.run([sys.executable, "-c", code], env=server_env(home), check=True, timeout=60)
 
 
 def start(home: Path, *args: str, models: tuple[str, ...] = ("alpha.gguf", "beta.gguf")) -> Server:
@@ -106,7 +106,7 @@ def start(home: Path, *args: str, models: tuple[str, ...] = ("alpha.gguf", "beta
         add_model(home, name)
     _put_key(home)
     process = subprocess.Popen([sys.executable, "-m", "server", "--port", "0", *args],
-                               cwd=REPO, env=_env(home), stdin=subprocess.DEVNULL,
+                               cwd=REPO, env=server_env(home), stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: queue.Queue[str] = queue.Queue()
     server = Server(process, "", home)

@@ -8,7 +8,10 @@ such models be resident and not three, 6 lets one, 2 none.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,17 @@ import openai
 import psutil
 import pytest
 
-from tests.integration.server_rig import KEY, Server, add_model, running, start, stop, until
+from tests.fixtures.models import TINY, model_path
+from tests.integration.server_rig import (
+    KEY,
+    Server,
+    add_model,
+    running,
+    server_env,
+    start,
+    stop,
+    until,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -221,3 +234,45 @@ def test_the_key_and_the_host_check_guard_every_endpoint(tmp_path: Path) -> None
             r = http.post("/v1/chat/completions", json={"messages": []})
             assert r.status_code == 400 and "'model'" in r.json()["error"]["message"]
         assert server.resident() == {}
+
+
+def _pin_context(home: Path, model: Path, n_ctx: int) -> None:
+    """The person's offload pins for ``model`` on this machine, as the window's panel saves
+    them (the server plans with them)."""
+    code = f"""
+from app.hardware import detect_hardware
+from app.library.model_settings import ModelSettingsStore
+from app.loading.tuning import machine_key, model_settings_key, pins_to_json, settings_key
+from app.planner.types import Pins
+from app.storage.db import open_database
+db = open_database()
+key = settings_key(model_settings_key({str(model)!r}), machine_key(detect_hardware()))
+ModelSettingsStore(db).put(key, pins_to_json(Pins(n_ctx={n_ctx})))
+db.close()
+"""
+    subprocess.run([sys.executable, "-c", code], env=server_env(home), check=True, timeout=120)
+
+
+def test_a_prompt_longer_than_the_context_reloads_with_a_larger_one_or_gets_a_clear_400(
+        tmp_path: Path) -> None:
+    long_model = model_path(replace(TINY, n_ctx_train=32768, name="hearth-long-context"))
+    path = add_model(tmp_path, "long.gguf", long_model)
+    _pin_context(tmp_path, path, 512)  # the saved pins ask for a small context
+    with running(tmp_path, "--no-dry-run", "--memory-budget-mib", "8", models=()) as server, \
+            _client(server) as client:
+        _say(client, "long")
+        assert "--ctx-size" in (argv := server.runners()["long.gguf"].cmdline())
+        assert argv[argv.index("--ctx-size") + 1] == "512"  # the pins were planned with
+        prompt = "hello " * 400  # about 1,600 tokens
+        r = client.chat.completions.create(model="long", max_tokens=8,
+                                           messages=[{"role": "user", "content": prompt}])
+        assert r.usage is not None and r.usage.prompt_tokens > 512
+        argv = server.runners()["long.gguf"].cmdline()
+        assert int(argv[argv.index("--ctx-size") + 1]) >= r.usage.prompt_tokens + 8
+        assert any("needs a context of" in line for line in server.stderr)
+        with pytest.raises(openai.BadRequestError) as err:  # 80,000 tokens do not fit 8 MiB
+            client.chat.completions.create(model="long", max_tokens=8, messages=[
+                {"role": "user", "content": "hello " * 20000}])
+        assert err.value.code == "context_length_exceeded"
+        assert "does not fit" in str(err.value) and "Shorten the conversation" in str(err.value)
+        assert _say(client, "long") == "long.gguf"  # and it loads again as the pins say
