@@ -622,6 +622,7 @@ def _settings_opener(core: _Core, models: _Models, current: list[AppSettings],
     local, hub, remote, workers = models.local, models.hub, core.remote, core.workers
 
     def open_settings() -> None:
+        from app import autostart
         from app.services.sharing import apply_now
         from app.ui.settings_dialog import SettingsDialog
 
@@ -629,7 +630,8 @@ def _settings_opener(core: _Core, models: _Models, current: list[AppSettings],
                                 apply_theme=apply_theme or (lambda _theme: None),
                                 folders=lambda: local.folders, remote=remote,
                                 workers=workers, in_use=selection.choice, parent=window,
-                                reload=lambda: apply_now(runner, loader.restart))
+                                reload=lambda: apply_now(runner, loader.restart),
+                                autostart=autostart)
 
         def changed(s: AppSettings) -> None:
             if s.runtime != current[0].runtime:

@@ -62,6 +62,7 @@ from app.ui.settings_tabs.general import (
     RuntimeBox,
 )
 from app.ui.settings_tabs.layout import ScrollingPage, Section, note, page
+from app.ui.settings_tabs.server import Autostart, ServerBox
 from app.ui.settings_tabs.sharing import APPLY_NOW, SharingBox
 from app.ui.style.components import Banner
 from app.ui.style.icons import icon
@@ -125,6 +126,7 @@ class SettingsDialog(QDialog):
                  interfaces: Callable[[], list[Interface]] = network_interfaces,
                  shared_key: SharedKey | None = None,
                  reload: Callable[[], bool] | None = None,
+                 autostart: Autostart | None = None,
                  parent: QWidget | None = None) -> None:
         """``apply_theme(theme)`` switches the theme (ThemeController.apply); ``save(settings)``
         writes them (raises OSError); ``folders()`` is the library's folders now (the
@@ -137,7 +139,9 @@ class SettingsDialog(QDialog):
         choice). ``shared_key``: the key other apps use (default: the process's one, which the
         runner uses too); ``reload()`` loads the running model again so a sharing change
         applies now (app/services/sharing.py; None: no "Apply now", changes wait for the next
-        load)."""
+        load). ``autostart``: the model server's start-at-login entry (app/autostart.py; None:
+        no model server section, as in tests, which must not write the person's login
+        entries)."""
         super().__init__(parent)
         self.setWindowTitle(tr("Settings"))
         # The rail first (the tab chain starts there), and the message banner before the
@@ -156,6 +160,10 @@ class SettingsDialog(QDialog):
         self.hub_box = HubBox(hub)
         self.sharing_box = SharingBox(self._edit, runner, interfaces(), self._shared_key,
                                       reload, copy_text or _copy)
+        self.server_box: ServerBox | None = None
+        if autostart is not None:
+            self.server_box = ServerBox(self._edit, self._shared_key, autostart,
+                                        copy_text or _copy)
         self.runtime_box = RuntimeBox(self._edit, runtimes, in_use)
         self.appearance_box = AppearanceBox(self._edit, apply_theme)
         self.language_box = LanguageBox(self._edit)
@@ -277,7 +285,8 @@ class SettingsDialog(QDialog):
         if key == "models":
             return page(title, self.models_box)
         if key == "sharing":
-            return page(title, self.sharing_box)
+            return page(title, self.sharing_box,
+                        *([self.server_box] if self.server_box is not None else []))
         if key == "servers":
             assert self.servers_panel is not None
             servers = Section(tr("OpenAI-compatible servers"))

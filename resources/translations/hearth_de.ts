@@ -4907,6 +4907,50 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <source>Hearth cannot remove {path}, so the model server still starts at login: {reason}.</source>
         <translation>Hearth kann {path} nicht entfernen, daher startet der Modellserver weiterhin beim Anmelden: {reason}.</translation>
     </message>
+    <message>
+        <source>Model server</source>
+        <translation>Modellserver</translation>
+    </message>
+    <message>
+        <source>Other programs (coding agents such as Claude Code and Codex, editors, Open WebUI) can use every model of your library through Hearth&apos;s model server: each model loads when a program asks for it and unloads when idle. Run &apos;hearth serve&apos;, or let it start when you log in. It listens at the port above, with the same key.</source>
+        <translation>Andere Programme (Coding-Agenten wie Claude Code und Codex, Editoren, Open WebUI) können über Hearths Modellserver jedes Modell Ihrer Bibliothek nutzen: Jedes Modell wird geladen, wenn ein Programm danach fragt, und entladen, wenn es nicht gebraucht wird. Starten Sie &apos;hearth serve&apos; oder lassen Sie ihn beim Anmelden starten. Er lauscht am Port oben, mit demselben Schlüssel.</translation>
+    </message>
+    <message>
+        <source>Start the model server when I log in</source>
+        <translation>Modellserver beim Anmelden starten</translation>
+    </message>
+    <message>
+        <source>Kind of tool</source>
+        <translation>Art des Werkzeugs</translation>
+    </message>
+    <message>
+        <source>OpenAI-compatible tools (Codex, scripts)</source>
+        <translation>OpenAI-kompatible Werkzeuge (Codex, Skripte)</translation>
+    </message>
+    <message>
+        <source>Anthropic tools (Claude Code)</source>
+        <translation>Anthropic-Werkzeuge (Claude Code)</translation>
+    </message>
+    <message>
+        <source>Ollama clients</source>
+        <translation>Ollama-Clients</translation>
+    </message>
+    <message>
+        <source>Lines for a terminal</source>
+        <translation>Zeilen für ein Terminal</translation>
+    </message>
+    <message>
+        <source>Copy the lines</source>
+        <translation>Zeilen kopieren</translation>
+    </message>
+    <message>
+        <source>Point a tool at it</source>
+        <translation>Ein Werkzeug darauf richten</translation>
+    </message>
+    <message>
+        <source>Paste these lines into the terminal the tool starts from.</source>
+        <translation>Fügen Sie diese Zeilen in das Terminal ein, aus dem das Werkzeug startet.</translation>
+    </message>
 </context>
 <context>
     <name>QPlatformTheme</name>

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from app.cli import env as env_cli
-from app.cli.env import env_lines
-from app.remote import share
+from app.remote import share, tool_env
+from app.remote.tool_env import env_lines
 from app.settings import AppSettings, save_settings
 from app.storage import secrets
 from app.storage.secrets import SecretStoreError
@@ -50,7 +50,7 @@ def hostile_key(canary: Path) -> str:
     ("powershell", ["$env:OPENAI_BASE_URL = 'http://127.0.0.1:4327/v1'",
                     f"$env:OPENAI_API_KEY = '{KEY}'"]),
 ])
-def test_openai(shell: env_cli.Shell, expected: list[str]) -> None:
+def test_openai(shell: tool_env.Shell, expected: list[str]) -> None:
     assert env_lines("openai", URL, KEY, shell) == expected
 
 
@@ -62,7 +62,7 @@ def test_openai(shell: env_cli.Shell, expected: list[str]) -> None:
     ("powershell", ["$env:ANTHROPIC_BASE_URL = 'http://127.0.0.1:4327'",
                     f"$env:ANTHROPIC_AUTH_TOKEN = '{KEY}'"]),
 ])
-def test_anthropic(shell: env_cli.Shell, expected: list[str]) -> None:
+def test_anthropic(shell: tool_env.Shell, expected: list[str]) -> None:
     assert env_lines("anthropic", URL + "/", KEY, shell) == expected
 
 
@@ -73,7 +73,7 @@ def test_anthropic(shell: env_cli.Shell, expected: list[str]) -> None:
     ("powershell", ["$env:OLLAMA_HOST = 'http://127.0.0.1:4327'",
                     f"$env:OLLAMA_API_KEY = '{KEY}'"]),
 ])
-def test_ollama_adds_a_comment_on_the_bearer_header(shell: env_cli.Shell,
+def test_ollama_adds_a_comment_on_the_bearer_header(shell: tool_env.Shell,
                                                     expected: list[str]) -> None:
     lines = env_lines("ollama", URL, KEY, shell)
     assert lines[:2] == expected
@@ -150,7 +150,7 @@ def run_in(shell: list[str], script: str, cwd: Path) -> str:
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic", "ollama"])
-def test_bash_evals_the_lines_and_reads_a_hostile_key_back(kind: env_cli.Kind,
+def test_bash_evals_the_lines_and_reads_a_hostile_key_back(kind: tool_env.Kind,
                                                            tmp_path: Path) -> None:
     bash = shutil.which("bash")
     if bash is None:
@@ -158,13 +158,13 @@ def test_bash_evals_the_lines_and_reads_a_hostile_key_back(kind: env_cli.Kind,
     canary = tmp_path / "pwned"
     key = hostile_key(canary)
     lines = "\n".join(env_lines(kind, URL, key, "sh"))
-    names = [name for name, _ in env_cli.variables(kind, URL, key)]
+    names = [name for name, _ in tool_env.variables(kind, URL, key)]
     script = 'eval "$1"; ' + "; ".join(f'printf "%s\\0" "${name}"' for name in names)
     done = subprocess.run([bash, "-c", script, "bash", lines], capture_output=True, timeout=60,
                           cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode("utf-8").split("\0")[:-1] == \
-        [value for _, value in env_cli.variables(kind, URL, key)]
+        [value for _, value in tool_env.variables(kind, URL, key)]
     assert not canary.exists()
 
 
