@@ -8,6 +8,7 @@ such models be resident and not three, 6 lets one, 2 none.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -276,3 +277,48 @@ def test_a_prompt_longer_than_the_context_reloads_with_a_larger_one_or_gets_a_cl
         assert err.value.code == "context_length_exceeded"
         assert "does not fit" in str(err.value) and "Shorten the conversation" in str(err.value)
         assert _say(client, "long") == "long.gguf"  # and it loads again as the pins say
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_hearth_serve_runs_without_a_display_and_keeps_its_port_and_key(tmp_path: Path) -> None:
+    """Through the app's own entry (`hearth serve`, which becomes the server process), with no
+    display and no Qt platform set; the key it makes on its first start is kept, and a restart
+    listens at the same address with the same key; a model's reload keeps both."""
+    port = _free_port()
+    env = {k: v for k, v in server_env(tmp_path).items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    add_model(tmp_path, "alpha.gguf")
+    urls, keys = [], []
+    for _ in range(2):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--port", str(port), "--no-dry-run"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, text=True)
+        server = Server(process, "", tmp_path)
+        try:
+            assert process.stdout is not None
+            server.url = json.loads(process.stdout.readline())["url"]
+            urls.append(server.url)
+            keys.append(_stored_key(tmp_path))
+            with openai.OpenAI(base_url=server.url + "/v1", api_key=keys[0],
+                               max_retries=0) as client:
+                _say(client, "alpha", extra_body={"keep_alive": 0})  # loaded, then unloaded
+                _say(client, "alpha")  # loaded again: the same address and key
+        finally:
+            assert stop(server) == 0
+    assert urls == [f"http://127.0.0.1:{port}"] * 2
+    assert keys[0] == keys[1] and len(keys[0]) >= 32
+
+
+def _stored_key(home: Path) -> str:
+    code = "from app.remote.share import SHARED_KEY; print(SHARED_KEY.get())"
+    done = subprocess.run([sys.executable, "-c", code], env=server_env(home), check=True,
+                          capture_output=True, text=True, timeout=60)
+    return done.stdout.strip()
