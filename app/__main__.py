@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from app.services.hub import HubService
     from app.services.loader import ModelLoader
     from app.services.local_models import LocalModelsService
+    from app.services.model_server import ModelServerService
     from app.services.remote import RemoteService
     from app.services.runner_process import RunnerProcess
     from app.services.storage import ConversationService, ModelLibraryService, StoreService
@@ -316,11 +317,13 @@ class Gui:
     remote: RemoteService  # the servers the user added (Settings → Servers)
     workers: WorkersService  # other computers' devices, and this one's lent (Settings)
     active: ActiveModel  # what is current: the model chats go to, its load, its endpoint
+    server: ModelServerService  # the model server (one the window started stops with it)
 
     def close(self) -> None:
         """After the window closed: stop transfers (their partial files stay), cancel long
         jobs, finish the queued saves, stop lending this computer."""
         self.workers.stop_lending()
+        self.server.stop_started()
         self.downloads.shutdown()
         self.local.shutdown()
         self.tasks.cancel_jobs()
@@ -389,7 +392,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
         from app.ui.first_frame import after_first_frame
 
         core.tasks.hold()
-    models = _getting_models(parent, core)
+    models = _getting_models(parent, core, current)
     window, discover = _main_window(parent, core, models, runner_flags)
     window.settings_requested.connect(
         _settings_opener(core, models, current, apply_theme, window))
@@ -402,7 +405,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     return Gui(core.tasks, core.polls, core.store, core.conversations, core.library,
                core.runner, core.hardware, core.loader, core.streamer, core.session, window,
                models.hub, models.local, models.downloads, models.hub_client,
-               lambda: current[0], core.remote, core.workers, window.active)
+               lambda: current[0], core.remote, core.workers, window.active, models.server)
 
 
 @dataclass
@@ -433,6 +436,7 @@ class _Models:
     hub: HubService
     local: LocalModelsService
     downloads: DownloadManager
+    server: ModelServerService  # this computer's model server, seen from the window
 
 
 def _core_services(parent: QObject, current: list[AppSettings], store_path: Path | None,
@@ -518,7 +522,7 @@ def _load_services(parent: QObject, tasks: TaskRunner, store: StoreService,
     return hardware, tuning, workers, loader
 
 
-def _getting_models(parent: QObject, core: _Core) -> _Models:
+def _getting_models(parent: QObject, core: _Core, current: list[AppSettings]) -> _Models:
     """The Hub (one shared client; its token is read when it is made), the download queue and
     the models already on this computer; verdicts follow the hardware report."""
     from app import paths
@@ -555,7 +559,21 @@ def _getting_models(parent: QObject, core: _Core) -> _Models:
     hardware.report_changed.connect(local.hardware_changed)
     core.tuning.saved.connect(local.pins_changed)  # a model's label says what its next load does
     downloads.finished.connect(lambda _path: local.rescan())
-    return _Models(hub_client, hub, local, downloads)
+    return _Models(hub_client, hub, local, downloads, _model_server(parent, core, current))
+
+
+def _model_server(parent: QObject, core: _Core, current: list[AppSettings]
+                  ) -> ModelServerService:
+    """The model server at Sharing's port with the shared key; the window can start one."""
+    from app.remote.share import SHARED_KEY
+    from app.remote.tool_env import server_url
+    from app.services.model_server import ModelServerService
+
+    def address() -> tuple[str, str]:  # on a worker thread: the key may wait on a keyring
+        s = current[0]
+        return server_url(s.runner_port, s.launch_host), SHARED_KEY.get()
+
+    return ModelServerService(core.tasks, address, server_program, parent)
 
 
 def _main_window(parent: QObject, core: _Core, models: _Models,
@@ -588,7 +606,10 @@ def _main_window(parent: QObject, core: _Core, models: _Models,
     # The library stays eager: it shows the scan compose() starts, as it comes.
     discover, downloads_view = LazyPage(make_discover), LazyPage(make_downloads)
     # "Use in chat" selects the model in the window made just below.
-    library_view = LibraryView(models.local, on_use=lambda path: window.use_model(path))
+    from app.ui.server_panel import ServerPanel
+
+    library_view = LibraryView(models.local, on_use=lambda path: window.use_model(path),
+                               below=ServerPanel(models.server))
     window = MainWindow(core.runner, core.loader, core.session, core.library,
                         hardware_panel=LazyPage(make_hardware), runner_flags=runner_flags,
                         local_models=models.local, conversations=core.conversations,

@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from types import ModuleType
 from typing import Any
 
 import httpx2
@@ -24,6 +26,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from runner.wire.shapes import error_body
+from server import api_anthropic, api_ollama
 from server.api_ollama import keep_alive_seconds
 from server.manager import Lease, Manager, ModelError
 from server.planning import context_needed
@@ -34,6 +37,17 @@ log = logging.getLogger(__name__)
 
 # The fields this server reads and the runner does not take.
 _OURS = ("keep_alive", "ttl")
+
+# Nesting of a request body's JSON. A JSON schema may nest 64 levels (the runner's
+# --max-schema-depth) a few levels into a body; Python's parser and encoder give up near 1000
+# levels less the stack in use, so a body that parsed here could still fail to encode on its way
+# to the runner (a 500), or fail to parse at all (another 500).
+MAX_BODY_DEPTH = 256
+
+# An absolute path in an error message (a library folder names the person's account): only its
+# last part is shown. Not after a word, ':' or '/', so URLs are left alone.
+_PATH = re.compile(r"(?<![\w:/.~])(?:/[^/\s'\"]+)+/([^/\s'\"]+)|"
+                   r"\b[A-Za-z]:\\(?:[^\\\s'\"]+\\)+([^\\\s'\"]+)")
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -51,17 +65,81 @@ def openai_error(status: int, message: str, code: str | None, kind: str = "inval
 
 
 def model_error(exc: ModelError) -> JSONResponse:
-    return openai_error(exc.status, str(exc), exc.code, exc.kind, exc.retry_after)
+    return openai_error(exc.status, model_message(exc), exc.code, exc.kind, exc.retry_after)
+
+
+def model_message(exc: ModelError) -> str:
+    """What a client is told of ``exc``. A name it sent comes back as sent; a failure's own
+    words (an OSError's, a runner's last log line) may name the model's folder: cut to names."""
+    return str(exc) if exc.code == "model_not_found" else private(str(exc))
+
+
+def private(message: str) -> str:
+    """``message`` with every absolute path cut to its last part (a file's name): errors go to
+    other programs, to other computers too when shared, and folders name the person's account."""
+    return _PATH.sub(lambda m: m.group(1) or m.group(2), message)
+
+
+async def lease_model(manager: Manager, name: str, keep_alive: float | None,
+                      embedding: bool = False) -> Lease:
+    """``manager.lease``, raising only ModelError. Anything else is a failure the manager did
+    not foresee (a damaged model file's error of another kind): logged whole here, and answered
+    as a failed load in the API's own shape instead of a bare "Internal Server Error"."""
+    try:
+        return await manager.lease(name, keep_alive, embedding=embedding)
+    except ModelError:
+        raise
+    except Exception as exc:
+        log.exception("loading '%s' failed", name)
+        raise ModelError(f"The model '{name}' could not be loaded: {exc}") from exc
 
 
 async def json_body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
     try:
-        body = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError):
-        raise BadRequest("The body is not JSON: send a JSON object.") from None
+        body = json.loads(raw, parse_constant=_not_json, parse_float=_finite)
+    except RecursionError:
+        raise BadRequest(f"The body nests JSON more than {MAX_BODY_DEPTH} levels deep.") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"The body is not JSON ({_why(exc)}): send a JSON object.") from None
     if not isinstance(body, dict):
         raise BadRequest("The body must be a JSON object.")
+    # Only a body with that many brackets can nest that deep: most are never walked.
+    if raw.count(b"[") + raw.count(b"{") > MAX_BODY_DEPTH and _deeper_than(body, MAX_BODY_DEPTH):
+        raise BadRequest(f"The body nests JSON more than {MAX_BODY_DEPTH} levels deep.")
     return body
+
+
+def _not_json(constant: str) -> Any:
+    # Python's parser takes NaN and Infinity; JSON has neither, and the encoder that forwards the
+    # body to the runner refuses them (a 500).
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400: Infinity by another name
+        raise ValueError(f"{text[:40]} is too large a number")
+    return value
+
+
+def _why(exc: Exception) -> str:
+    return "not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)[:200]
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and objects more than ``limit`` levels (level by level:
+    no recursion)."""
+    level = [value]
+    for _ in range(limit):
+        inner: list[Any] = []
+        for node in level:
+            children = node.values() if isinstance(node, dict) else node
+            inner.extend(c for c in children if isinstance(c, dict | list))
+        if not inner:
+            return False
+        level = inner
+    return True
 
 
 def model_name(body: dict[str, Any]) -> str:
@@ -160,7 +238,7 @@ def forwarder(manager: Manager, path: str, embedding: bool = False) -> Handler:
         for field in _OURS:
             body.pop(field, None)
         try:
-            lease = await manager.lease(name, alive, embedding=embedding)
+            lease = await lease_model(manager, name, alive, embedding=embedding)
         except ModelError as exc:
             return model_error(exc)
         return await answer(request, manager, lease, path, body,
@@ -200,6 +278,7 @@ def resident_list(manager: Manager) -> Handler:
                 "requests": s.busy,
                 "idle_s": round(now - s.last_used, 1) if s.resident and not s.busy else 0.0,
                 "unload_after_s": None if math.isinf(s.idle_s) else s.idle_s,
+                "pinned": math.isinf(s.idle_s),
             })
         return JSONResponse({"models": out})
 
@@ -219,6 +298,26 @@ def unloader(manager: Manager) -> Handler:
     return unload
 
 
+def keeper(manager: Manager) -> Handler:
+    """``{"model": id, "pinned": true|false}``: pin a loaded model (never unloaded for being
+    idle) or give it its idle time-out again (the window's Pin)."""
+
+    async def keep(request: Request) -> Response:
+        try:
+            body = await json_body(request)
+            name = model_name(body)
+        except BadRequest as exc:
+            return openai_error(400, str(exc), "invalid_request")
+        pinned = body.get("pinned")
+        if not isinstance(pinned, bool):
+            return openai_error(400, "'pinned' must be true or false.", "invalid_request")
+        if not manager.keep(name, math.inf if pinned else None):
+            return openai_error(404, f"'{name}' is not loaded.", "model_not_loaded")
+        return JSONResponse({"model": name, "pinned": pinned})
+
+    return keep
+
+
 def routes(manager: Manager) -> list[Route]:
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -233,6 +332,7 @@ def routes(manager: Manager) -> list[Route]:
               methods=["POST"]),
         Route("/hearth/models", resident_list(manager), methods=["GET"]),
         Route("/hearth/unload", unloader(manager), methods=["POST"]),
+        Route("/hearth/keep", keeper(manager), methods=["POST"]),
     ]
 
 
@@ -240,9 +340,23 @@ def create_app(manager: Manager, extra: list[Route] | None = None) -> Starlette:
     app = Starlette(routes=[*routes(manager), *(extra or [])])
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        return openai_error(404, f"No endpoint {request.method} {request.url.path} here.",
-                            "not_found")
+        message = f"No endpoint {request.method} {request.url.path} here."
+        api = _api_of(request.url.path)
+        if api is None:
+            return openai_error(404, message, "not_found")
+        return JSONResponse(api.error_body(404, message, "not_found"), 404)
 
     app.add_exception_handler(404, not_found)
     app.add_exception_handler(405, not_found)
     return app
+
+
+def _api_of(path: str) -> ModuleType | None:
+    """The API whose error shape a path's clients read (None: OpenAI's), so that a client of
+    Ollama's or Anthropic's API asking for an endpoint this server lacks still gets an error it
+    parses."""
+    if path == "/" or path.startswith("/api/"):
+        return api_ollama
+    if path.startswith("/v1/messages"):
+        return api_anthropic
+    return None

@@ -206,6 +206,14 @@ class Manager:
                                  f" on this computer ({exc.reason.rstrip('.')}). Shorten the "
                                  "conversation.") from None
 
+    def keep(self, model_id: str, seconds: float | None) -> bool:
+        """Keep the model loaded ``seconds`` once idle (math.inf: pinned until unloaded; None:
+        the configured idle time again); False when it is not loaded."""
+        slots = [s for s in self._slots.values() if s.entry.id == model_id and s.resident]
+        for slot in slots:
+            slot.idle_s = self._config().idle_for(model_id) if seconds is None else seconds
+        return bool(slots)
+
     def models(self) -> list[Slot]:
         return list(self._slots.values())
 
@@ -245,7 +253,9 @@ class Manager:
             if self._closing:
                 raise ModelError("The server is stopping.")
             residents = [s for s in self._slots.values() if s.resident and s.planned]
+            began = self._clock()
             planned = await self._planned(slot, residents)
+            log.info("planned %s in %.2f s", slot.name, self._clock() - began)
             decision = make_room(planned.need, planned.capacity, [
                 Resident(s.name, s.planned.need if s.planned else {}, s.busy, s.last_used)
                 for s in residents])

@@ -292,8 +292,9 @@ class LibraryView(QWidget):
                  parent: QWidget | None = None, *,
                  open_url: Callable[[QUrl], object] | None = None,
                  choose_folder: Callable[[QWidget], str] | None = None,
-                 confirm: Confirm | None = None) -> None:
-        """``on_use(path)`` loads a model for chat. ``open_url`` shows a folder in the file
+                 confirm: Confirm | None = None, below: QWidget | None = None) -> None:
+        """``on_use(path)`` loads a model for chat. ``below``: a section under the list (the
+        model server's). ``open_url`` shows a folder in the file
         manager (default: QDesktopServices), ``choose_folder(parent)`` returns a folder or ""
         (default: QFileDialog), ``confirm(parent, title, question)`` asks before deleting
         (default: a QMessageBox)."""
@@ -326,6 +327,8 @@ class LibraryView(QWidget):
         layout.addLayout(header)
         layout.addWidget(self.message)
         layout.addWidget(self.stack, 1)
+        if below is not None:
+            layout.addWidget(below)
 
         models.changed.connect(self.set_rows)
         models.busy_changed.connect(self._set_busy)

@@ -4908,8 +4908,76 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Hearth kann {path} nicht entfernen, daher startet der Modellserver weiterhin beim Anmelden: {reason}.</translation>
     </message>
     <message>
+        <source>Let it unload when idle</source>
+        <translation>Bei Leerlauf entladen lassen</translation>
+    </message>
+    <message>
+        <source>Keep it loaded (pin)</source>
+        <translation>Geladen halten (anheften)</translation>
+    </message>
+    <message>
+        <source>Unload {model}</source>
+        <translation>{model} entladen</translation>
+    </message>
+    <message>
+        <source>loading</source>
+        <translation>wird geladen</translation>
+    </message>
+    <message>
+        <source>unloading</source>
+        <translation>wird entladen</translation>
+    </message>
+    <message numerus="yes">
+        <source>answering %n request(s)</source>
+        <translation>
+            <numerusform>beantwortet %n Anfrage</numerusform>
+            <numerusform>beantwortet %n Anfragen</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>idle %n min</source>
+        <translation>
+            <numerusform>%n Min. untätig</numerusform>
+            <numerusform>%n Min. untätig</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>idle %n s</source>
+        <translation>
+            <numerusform>%n s untätig</numerusform>
+            <numerusform>%n s untätig</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Start the model server</source>
+        <translation>Modellserver starten</translation>
+    </message>
+    <message>
+        <source>Serve every model of your library to other programs on this computer; it stops when Hearth closes.</source>
+        <translation>Stellt jedes Modell Ihrer Bibliothek anderen Programmen auf diesem Computer bereit; er stoppt, wenn Hearth geschlossen wird.</translation>
+    </message>
+    <message>
         <source>Model server</source>
         <translation>Modellserver</translation>
+    </message>
+    <message>
+        <source>Asking the model server…</source>
+        <translation>Frage den Modellserver …</translation>
+    </message>
+    <message>
+        <source>The model server is not running. Other programs reach your models through it (Settings &gt; Sharing).</source>
+        <translation>Der Modellserver läuft nicht. Andere Programme erreichen Ihre Modelle über ihn (Einstellungen &gt; Freigabe).</translation>
+    </message>
+    <message>
+        <source>Running at {url}: no model loaded. A program that asks for a model loads it.</source>
+        <translation>Läuft unter {url}: kein Modell geladen. Ein Programm, das nach einem Modell fragt, lädt es.</translation>
+    </message>
+    <message numerus="yes">
+        <source>Running at {url}: %n model(s) loaded.</source>
+        <translation>
+            <numerusform>Läuft unter {url}: %n Modell geladen.</numerusform>
+            <numerusform>Läuft unter {url}: %n Modelle geladen.</numerusform>
+        </translation>
     </message>
     <message>
         <source>Other programs (coding agents such as Claude Code and Codex, editors, Open WebUI) can use every model of your library through Hearth&apos;s model server: each model loads when a program asks for it and unloads when idle. Run &apos;hearth serve&apos;, or let it start when you log in. It listens at the port above, with the same key.</source>
@@ -4950,6 +5018,26 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     <message>
         <source>Paste these lines into the terminal the tool starts from.</source>
         <translation>Fügen Sie diese Zeilen in das Terminal ein, aus dem das Werkzeug startet.</translation>
+    </message>
+    <message>
+        <source>The model server at {url} did not answer ({error}).</source>
+        <translation>Der Modellserver unter {url} hat nicht geantwortet ({error}).</translation>
+    </message>
+    <message>
+        <source>Something answers at {url} but takes another key: another program may use this port. Choose another port in Settings &gt; Sharing.</source>
+        <translation>Unter {url} antwortet etwas, das einen anderen Schlüssel erwartet: Vielleicht nutzt ein anderes Programm diesen Port. Wählen Sie einen anderen Port unter Einstellungen &gt; Freigabe.</translation>
+    </message>
+    <message>
+        <source>The model server refused: {reason}</source>
+        <translation>Der Modellserver hat abgelehnt: {reason}</translation>
+    </message>
+    <message>
+        <source>The model server could not be started: {reason}.</source>
+        <translation>Der Modellserver konnte nicht gestartet werden: {reason}.</translation>
+    </message>
+    <message>
+        <source>The model server stopped as it started: another program may use its port (Settings &gt; Sharing), or see the log.</source>
+        <translation>Der Modellserver hat sich beim Start beendet: Vielleicht nutzt ein anderes Programm seinen Port (Einstellungen &gt; Freigabe), oder sehen Sie im Protokoll nach.</translation>
     </message>
 </context>
 <context>

@@ -1,0 +1,138 @@
+"""This computer's model server as the window sees it: running or not, what it holds, and the
+window's asks (start it, unload or pin a model), off the GUI thread.
+
+The window attaches to a server that runs (started at login, or by `hearth serve` in a
+terminal) and leaves it running when it closes; one it started itself it stops when it closes.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from app.i18n import T_
+from app.remote.model_server import ModelServerClient, ModelServerError, ResidentModel
+from app.services.tasks import TaskRunner
+from app.storage.secrets import SecretStoreError
+
+log = logging.getLogger(__name__)
+
+STOP_TIMEOUT_S = 5.0
+
+# Where the server is and its key (called on a worker thread: the key may wait on a keyring).
+Address = Callable[[], tuple[str, str]]
+
+
+class ModelServerService(QObject):
+    changed = Signal()  # running, or what it holds, changed
+    failed = Signal(object)  # a sentence (Text) to show
+
+    def __init__(self, tasks: TaskRunner, address: Address,
+                 start_command: Callable[[], list[str]], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._tasks = tasks
+        self._address = address
+        self._start_command = start_command
+        self.running: bool | None = None  # None: not asked yet
+        self.url = ""
+        self.models: list[ResidentModel] = []
+        self._asking = False
+        self._started: subprocess.Popen[bytes] | None = None
+
+    # ---- what it holds -----------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        if self._asking:
+            return
+        self._asking = True
+        address = self._address
+
+        def work() -> tuple[str, list[ResidentModel] | None]:
+            url, key = address()
+            client = ModelServerClient(url, key)
+            try:
+                return url, client.resident()
+            finally:
+                client.close()
+
+        self._tasks.run(work, self._on_resident, self._on_failed,
+                        expected=(ModelServerError, SecretStoreError, ValueError))
+
+    def _on_resident(self, result: tuple[str, list[ResidentModel] | None]) -> None:
+        self._asking = False
+        url, models = result
+        self.url, self.running, self.models = url, models is not None, models or []
+        self.changed.emit()
+
+    def _on_failed(self, exc: Exception) -> None:
+        self._asking = False
+        self.running = False
+        self.models = []
+        self.changed.emit()
+        self.failed.emit(str(exc))
+
+    # ---- asks --------------------------------------------------------------------------------
+
+    def unload(self, model: str) -> None:
+        self._ask(lambda client: client.unload(model))
+
+    def pin(self, model: str, pinned: bool) -> None:
+        self._ask(lambda client: client.pin(model, pinned))
+
+    def _ask(self, what: Callable[[ModelServerClient], None]) -> None:
+        address = self._address
+
+        def work() -> None:
+            url, key = address()
+            client = ModelServerClient(url, key)
+            try:
+                what(client)
+            finally:
+                client.close()
+
+        self._tasks.run(work, lambda _none: self.refresh(), self._on_ask_failed,
+                        expected=(ModelServerError, SecretStoreError, ValueError))
+
+    def _on_ask_failed(self, exc: Exception) -> None:
+        self.failed.emit(str(exc))
+        self.refresh()
+
+    def start(self) -> None:
+        """Start a server (the window stops it when it closes); it says when it listens."""
+        if self._started is not None and self._started.poll() is None:
+            return
+        command = self._start_command()
+        try:
+            self._started = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError as exc:
+            self.failed.emit(T_("The model server could not be started: {reason}.",
+                                reason=exc.strerror or exc))
+            return
+        process = self._started
+
+        def work() -> bytes:
+            assert process.stdout is not None
+            return process.stdout.readline()  # the "listening" line, or b"" when it ended
+
+        self._tasks.run(work, self._on_started)
+
+    def _on_started(self, line: bytes) -> None:
+        if not line:
+            self.failed.emit(T_("The model server stopped as it started: another program may "
+                                "use its port (Settings > Sharing), or see the log."))
+        self.refresh()
+
+    def stop_started(self) -> None:
+        """The window closes: stop the server it started (one it found running stays)."""
+        process, self._started = self._started, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()  # SIGTERM: it stops its models' runners and exits
+        try:
+            process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
