@@ -29,7 +29,7 @@ from app.runtimes.select import RuntimeSelection
 from runner.wire.shapes import read_health
 from server.catalog import Catalog, Entry
 from server.config import ServerConfig
-from server.planning import Planned, plan_alone, refusal
+from server.planning import Planned, ProbeMemo, plan_alone, refusal
 from server.residency import Busy, Resident, make_room
 
 log = logging.getLogger(__name__)
@@ -114,6 +114,10 @@ class Lease:
         return self.slot.url
 
     @property
+    def keep_alive(self) -> float | None:
+        return self._keep_alive
+
+    @property
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.slot.key}"}
 
@@ -141,6 +145,7 @@ class Manager:
         self._background: set[asyncio.Task[None]] = set()  # kept: the loop holds weak refs
         # Models a prompt outgrew: the context (tokens) their next loads ask for.
         self._contexts: dict[str, int] = {}
+        self._probed: ProbeMemo = {}  # dry-run plans, for models loaded again
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -185,7 +190,7 @@ class Manager:
         ``room``-token reply, held for the same request (its old lease is released). As Jan
         does: a coding agent's prompt grows past the context the plan chose. ModelsBusy while
         other requests use the model; ContextTooLong when that context cannot fit."""
-        slot = lease.slot
+        slot, keep_alive = lease.slot, lease.keep_alive
         lease.release()
         if slot.busy:
             raise ModelsBusy(f"'{slot.entry.id}' needs a larger context for this prompt, and it "
@@ -198,7 +203,7 @@ class Manager:
         self._contexts[slot.entry.id] = wanted
         await self._stop(slot, f"a prompt of {tokens} tokens needs a context of {wanted}")
         try:
-            return await self.lease(slot.entry.id, embedding=slot.embedding)
+            return await self.lease(slot.entry.id, keep_alive, embedding=slot.embedding)
         except InsufficientMemory as exc:
             self._contexts.pop(slot.entry.id, None)  # the next request loads as before
             raise ContextTooLong(f"The prompt is {tokens} tokens long, more than '{slot.entry.id}'"
@@ -255,7 +260,8 @@ class Manager:
             residents = [s for s in self._slots.values() if s.resident and s.planned]
             began = self._clock()
             planned = await self._planned(slot, residents)
-            log.info("planned %s in %.2f s", slot.name, self._clock() - began)
+            log.info("planned %s in %.2f s%s", slot.name, self._clock() - began,
+                     " (the dry run of an earlier load)" if planned.remembered else "")
             decision = make_room(planned.need, planned.capacity, [
                 Resident(s.name, s.planned.need if s.planned else {}, s.busy, s.last_used)
                 for s in residents])
@@ -278,7 +284,7 @@ class Manager:
             planned = await asyncio.to_thread(
                 self._plan, str(slot.entry.path), [s.planned.plan for s in residents if s.planned],
                 self._selection, token=token, memory_budget=self._config().memory_budget,
-                context=self._contexts.get(slot.entry.id))
+                context=self._contexts.get(slot.entry.id), memo=self._probed)
         except CancelledError:
             raise ModelError("The server is stopping.") from None
         except (OSError, ValueError) as exc:  # GGUFError and PlannerError are ValueErrors too

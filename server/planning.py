@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ class Planned:
     flags: list[str]  # the runner's load flags, without --model
     need: dict[str, int]  # bytes by device key
     capacity: dict[str, int]  # each device's budget with nothing resident
+    remembered: bool = False  # its dry run was one an earlier load of the same plan made
 
 
 def device_key(d: DeviceBreakdown) -> str:
@@ -100,17 +102,26 @@ def saved_pins(path: str, report: HardwareReport) -> Pins | None:
     return pins if pins.pinned() else None
 
 
+# Plans confirmed by a dry run, by what they were made from: (file, its size and time, the
+# plan made without the dry run, as flags). A model loaded again (after an idle unload, say)
+# whose plan comes out the same needs no second dry run (0.7-0.9 s of a cold request here).
+ProbeMemo = dict[tuple[str, int, float, tuple[str, ...]], "Planned"]
+
+
 def plan_alone(path: str, residents: Sequence[LaunchPlan], selection: RuntimeSelection, *,
                token: CancelToken, memory_budget: int = 0, context: int | None = None,
                detect: Callable[[], HardwareReport] = detect_hardware,
-               pins_for: PinsLookup = saved_pins, probe: bool = True) -> Planned:
+               pins_for: PinsLookup = saved_pins, probe: bool = True,
+               memo: ProbeMemo | None = None) -> Planned:
     """The plan ``path`` gets on this machine with nothing else loaded; raises GGUFError,
     PlannerError, OSError or CancelledError with a sentence to show.
 
     ``memory_budget`` (bytes, 0: none): what all resident models together may hold in RAM, as
     the person set it in server.json; it lowers the RAM capacity, never raises it.
     ``context``: at least this many tokens (a prompt was longer than the last load's context),
-    in place of the planner's choice and any context the person pinned."""
+    in place of the planner's choice and any context the person pinned. ``memo``: dry-run
+    plans kept between calls (:data:`ProbeMemo`); a plan taken from it keeps the capacity
+    measured now."""
     report = added_back(detect(), residents)
     build = selection.chosen_build(token, lambda: report)
     pins = pins_for(path, report)
@@ -118,15 +129,29 @@ def plan_alone(path: str, residents: Sequence[LaunchPlan], selection: RuntimeSel
     if context is not None:
         wishes = dataclasses.replace(wishes, context=context,
                                      pins=dataclasses.replace(wishes.pins, n_ctx=None))
-    prepared = prepare_load(path, cached=None, detect=lambda: report, wishes=wishes,
-                            store=CorrectionStore(), build=build,
-                            probe=run_probe if probe else None, token=token)
-    plan = prepared.plan
-    capacity = {device_key(d): d.device.budget for d in plan.devices}
-    if memory_budget:
-        capacity["cpu"] = min(capacity.get("cpu", memory_budget), memory_budget)
-    need = held_by(plan)
-    return Planned(plan, prepared.build, plan_flags(plan, path), need, capacity)
+
+    def planned(with_probe: bool) -> Planned:
+        prepared = prepare_load(path, cached=None, detect=lambda: report, wishes=wishes,
+                                store=CorrectionStore(), build=build,
+                                probe=run_probe if with_probe else None, token=token)
+        plan = prepared.plan
+        capacity = {device_key(d): d.device.budget for d in plan.devices}
+        if memory_budget:
+            capacity["cpu"] = min(capacity.get("cpu", memory_budget), memory_budget)
+        return Planned(plan, prepared.build, plan_flags(plan, path), held_by(plan), capacity)
+
+    if not probe or memo is None:
+        return planned(probe)
+    quick = planned(False)
+    stat = os.stat(path)
+    key = (path, stat.st_size, stat.st_mtime, tuple(quick.flags))
+    known = memo.get(key)
+    if known is not None and known.plan.fits:
+        return dataclasses.replace(known, capacity=quick.capacity, remembered=True)
+    confirmed = planned(True)
+    if confirmed.plan.fits:
+        memo[key] = confirmed
+    return confirmed
 
 
 def context_needed(message: str) -> int | None:

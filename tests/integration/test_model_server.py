@@ -322,3 +322,13 @@ def _stored_key(home: Path) -> str:
     done = subprocess.run([sys.executable, "-c", code], env=server_env(home), check=True,
                           capture_output=True, text=True, timeout=60)
     return done.stdout.strip()
+
+
+def test_a_model_loaded_again_reuses_its_dry_run(tmp_path: Path) -> None:
+    with running(tmp_path) as server, _client(server) as client:  # the dry run is on
+        _say(client, "alpha", extra_body={"keep_alive": 0})
+        until(lambda: server.resident() == {}, "alpha to unload")
+        _say(client, "alpha")
+        planned = [line for line in server.stderr if "planned alpha.gguf" in line]
+        assert len(planned) == 2
+        assert "earlier load" not in planned[0] and "earlier load" in planned[1]
