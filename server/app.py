@@ -274,7 +274,8 @@ def resident_list(manager: Manager) -> Handler:
                 "id": s.name,
                 "model": s.entry.id,
                 "state": "loaded" if s.resident else ("unloading" if s.stopping else "loading"),
-                "memory": s.planned.need if s.planned else {},
+                "memory": s.held,  # measured by its runner once loaded, else predicted
+                "predicted": s.planned.need if s.planned else {},
                 "requests": s.busy,
                 "idle_s": round(now - s.last_used, 1) if s.resident and not s.busy else 0.0,
                 "unload_after_s": None if math.isinf(s.idle_s) else s.idle_s,

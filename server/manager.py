@@ -29,7 +29,7 @@ from app.runtimes.select import RuntimeSelection
 from runner.wire.shapes import read_health
 from server.catalog import Catalog, Entry
 from server.config import ServerConfig
-from server.planning import Planned, ProbeMemo, plan_alone, refusal
+from server.planning import Planned, ProbeMemo, measured_held, plan_alone, refusal
 from server.residency import Busy, Resident, make_room
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,9 @@ class Slot:
     idle_s: float
     embedding: bool = False  # loaded for /v1/embeddings (a runner serves one or the other)
     planned: Planned | None = None
+    # What it holds by device key: its plan's prediction, then what its runner measured once
+    # loaded (llama.cpp's buffers: with copies of weights it repacked, which the plan misses).
+    held: dict[str, int] = field(default_factory=dict)
     process: asyncio.subprocess.Process | None = None
     url: str = ""
     key: str = field(default="", repr=False)
@@ -263,8 +266,7 @@ class Manager:
             log.info("planned %s in %.2f s%s", slot.name, self._clock() - began,
                      " (the dry run of an earlier load)" if planned.remembered else "")
             decision = make_room(planned.need, planned.capacity, [
-                Resident(s.name, s.planned.need if s.planned else {}, s.busy, s.last_used)
-                for s in residents])
+                Resident(s.name, s.held, s.busy, s.last_used) for s in residents])
             if isinstance(decision, Busy):
                 raise ModelsBusy(
                     f"'{slot.entry.id}' needs memory that models answering requests now hold "
@@ -274,8 +276,9 @@ class Manager:
                 evicted = self._slots.get(key)
                 if evicted is not None:
                     await self._stop(evicted, f"making room for {slot.name}")
-            slot.planned = planned
+            slot.planned, slot.held = planned, dict(planned.need)
             await self._start(slot)
+            await self._measure(slot)
 
     async def _planned(self, slot: Slot, residents: list[Slot]) -> Planned:
         token = CancelToken()
@@ -341,6 +344,18 @@ class Manager:
             if reading is not None and reading.status == "error":
                 raise ModelError(f"'{slot.entry.id}' could not be loaded: {reading.message}")
             await asyncio.sleep(HEALTH_POLL_S)
+
+    async def _measure(self, slot: Slot) -> None:
+        """What the loaded model holds, as its runner measured it, in place of the plan's
+        prediction (the prediction stays where the runner says nothing)."""
+        assert slot.planned is not None
+        try:
+            r = await self._http.get(slot.url + "/runner/status", timeout=5.0,
+                                     headers={"Authorization": f"Bearer {slot.key}"})
+            measured = measured_held(slot.planned.plan, r.json().get("memory"))
+        except (httpx2.HTTPError, ValueError, AttributeError):
+            return
+        slot.held.update(measured)
 
     def _failure(self, slot: Slot, what: str) -> str:
         tail = _last_message(slot.stderr)

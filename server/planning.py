@@ -60,6 +60,25 @@ def held_by(plan: LaunchPlan) -> dict[str, int]:
     return {device_key(d): d.usage.total for d in plan.devices if d.usage.total > 0}
 
 
+def measured_held(plan: LaunchPlan, memory: object) -> dict[str, int]:
+    """What a loaded model holds by device key, from its runner's ``/runner/status`` ``memory``
+    (llama.cpp's own buffer sizes per device: weights, copies of them it repacked, KV, compute,
+    output); empty when the runner said nothing usable. A device the plan does not name is left
+    out (the plan's prediction stands for it)."""
+    keys = {d.device.llama_name: device_key(d) for d in plan.devices if d.device.llama_name}
+    keys.setdefault("CPU", "cpu")
+    held: dict[str, int] = {}
+    for row in memory if isinstance(memory, list) else []:
+        device = row.get("device") if isinstance(row, dict) else None
+        key = keys.get(device) if isinstance(device, str) else None
+        if key is None or not isinstance(row, dict):
+            continue
+        total = sum(v for k in ("weights", "kv", "compute", "output")
+                    if isinstance(v := row.get(k), int) and not isinstance(v, bool) and v >= 0)
+        held[key] = held.get(key, 0) + total
+    return held
+
+
 def added_back(report: HardwareReport, residents: Sequence[LaunchPlan]) -> HardwareReport:
     """``report`` as it would read with none of ``residents`` loaded."""
     if not residents:

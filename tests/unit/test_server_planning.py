@@ -70,3 +70,20 @@ def test_names_resolve_by_id_file_name_tag_and_alias(tmp_path: Path) -> None:
     assert entry.architecture == "llama" and entry.context == TINY.n_ctx_train
     for name in ("qwen", "../models/Qwen-7B.Q4_K_M.gguf", str(models / "Qwen-7B.Q4_K_M.gguf")):
         assert catalog.resolve(name) is None, name
+
+
+def test_what_a_runner_measured_replaces_the_prediction_by_device() -> None:
+    from app.gguf import read_model
+    from app.planner.plan import plan
+    from app.planner.types import Wishes
+    from server.planning import measured_held
+    from tests.fixtures.hardware.make_reports import load_report
+    from tests.fixtures.models import TINY, model_path
+
+    report = load_report("cpu_only_16gb")
+    launch = plan(read_model(str(model_path(TINY))), report, Wishes())
+    memory = [{"device": "CPU", "weights": 100, "kv": 20, "compute": 3, "output": 4},
+              {"device": "CUDA7", "weights": 9}, {"device": "CPU", "kv": -1, "weights": True},
+              "junk", {"device": ["CPU"]}]
+    assert measured_held(launch, memory) == {"cpu": 127}
+    assert measured_held(launch, None) == {} and measured_held(launch, {"CPU": 1}) == {}
