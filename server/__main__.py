@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-dry-run", action="store_true",
                         help="plan without llama.cpp's dry run (faster loads, less exact)")
     parser.add_argument("--verbose", action="store_true", help="log more")
+    from runner.limits import add_limit_flags
+
+    add_limit_flags(parser)  # the runner's request and connection limits, for this server too
     return parser
 
 
@@ -107,7 +110,7 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
     from app.settings import load_settings
     from runner.connections import ConnectionGuard, guarded_protocol
     from runner.guards import guard
-    from runner.limits import Limits
+    from runner.limits import limits_from_args
     from server.app import create_app
     from server.catalog import Catalog
     from server.config import load_config
@@ -118,7 +121,7 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
     config = _with_overrides(load_config(), args)
     selection = RuntimeSelection(args.runtime if args.runtime is not None
                                  else load_settings().runtime or None)
-    limits = Limits()
+    limits = limits_from_args(args)
     http = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=None,
                                                    max_keepalive_connections=64))
 

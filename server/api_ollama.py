@@ -55,6 +55,8 @@ def _kind(value: Any) -> str:
     """A JSON type name for error messages ("a list", "a number")."""
     if isinstance(value, bool):
         return "true/false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN or Infinity"
     if isinstance(value, int | float):
         return "a number"
     if isinstance(value, str):
@@ -94,8 +96,13 @@ def _number(obj: dict[str, Any], key: str, where: str = "") -> float | None:
     value = obj.get(key)
     if value is None:
         return None
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:  # a JSON integer past a float's range
+            number = math.inf
+        if math.isfinite(number):
+            return number
     raise _wrong(where + key, "a number", value)
 
 
@@ -161,6 +168,9 @@ def keep_alive_seconds(value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
+        # JSON integers have no size limit: one past a float's range is "longer than ever".
+        if isinstance(value, int) and abs(value) > 2**63:
+            return math.inf
         return _seconds(float(value))
     if isinstance(value, str):
         return _seconds(_parse_duration(value.strip()))
@@ -493,7 +503,11 @@ def _now() -> str:
 def _rfc3339(unix: float) -> str:
     if not math.isfinite(unix):
         return _FOREVER
-    return datetime.fromtimestamp(unix, UTC).isoformat().replace("+00:00", "Z")
+    try:
+        return datetime.fromtimestamp(unix, UTC).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        # Past the year 9999 (a keep_alive of 10**15 seconds): forever, as far as anyone can tell.
+        return _FOREVER
 
 
 def _done_reason(finish_reason: Any) -> str:

@@ -28,7 +28,7 @@ from starlette.routing import Route
 from runner.wire.shapes import error_body
 from server import api_anthropic, api_ollama
 from server.api_ollama import keep_alive_seconds
-from server.manager import Lease, Manager, ModelError
+from server.manager import ContextTooLong, Lease, Manager, ModelError
 from server.planning import context_needed
 from server.proxy import UpstreamError, call, open_stream, raw_bytes
 from server.request_error import RequestError
@@ -147,7 +147,7 @@ def model_name(body: dict[str, Any]) -> str:
     if not isinstance(name, str) or not name.strip():
         raise BadRequest("Name the model: 'model' must be one of the ids GET /v1/models lists.",
                          "model")
-    return name.strip()
+    return name  # as sent, as the other APIs take it: "alpha\n" is no model
 
 
 def keep_alive(body: dict[str, Any]) -> float | None:
@@ -177,6 +177,15 @@ def context_outgrown(exc: UpstreamError) -> int | None:
             err.get("code") == "context_length_exceeded":
         return context_needed(str(err.get("message", "")))
     return None
+
+
+def past_training(lease: Lease, tokens: int) -> bool:
+    """Whether a ``tokens``-long prompt is longer than the model's trained context: no context
+    is grown past it. The model reads no further well, and such a prompt (a megabyte of tool
+    schema in a request is a million tokens) would load a context as large and keep the model's
+    runner reading it for hours, every other request to the model waiting."""
+    trained = lease.slot.entry.context
+    return trained is not None and trained > 0 and tokens > trained
 
 
 def reply_room(body: dict[str, Any]) -> int:
@@ -211,6 +220,13 @@ async def answer(request: Request, manager: Manager, lease: Lease, path: str,
             if tokens is None:
                 lease.release()
                 return error(exc.status, str(exc), exc.body, None)
+            if past_training(lease, tokens):
+                lease.release()
+                too_long = ContextTooLong(
+                    f"The prompt is {tokens} tokens long: it does not fit the context "
+                    f"'{lease.slot.entry.id}' was trained for ({lease.slot.entry.context} "
+                    "tokens). Shorten the conversation.")
+                return error(too_long.status, str(too_long), None, too_long)
         try:
             lease = await manager.lease_larger(lease, tokens, reply_room(body))
         except ModelError as exc:

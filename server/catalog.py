@@ -25,6 +25,7 @@ from app.library.scan import ModelSource, default_sources, scan
 from server.config import ServerConfig
 
 RESCAN_AFTER_S = 2.0
+MISS_RESCAN_AFTER_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -77,8 +78,8 @@ class Catalog:
             if self._scanned_at is None or self._clock() - self._scanned_at > RESCAN_AFTER_S:
                 self._scan()
             found = self._match(name)
-            if found is None:
-                self._scan()
+            if found is None and self._clock() - (self._scanned_at or 0.0) > MISS_RESCAN_AFTER_S:
+                self._scan()  # a file just added; not once per made-up name in a flood of them
                 found = self._match(name)
             return found
 

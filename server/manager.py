@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx2
 
+from app.i18n import TextError
 from app.jobs import CancelledError, CancelToken
 from app.runner_client.command import build_launch
 from app.runtimes.select import RuntimeSelection
@@ -290,8 +291,8 @@ class Manager:
                 context=self._contexts.get(slot.entry.id), memo=self._probed)
         except CancelledError:
             raise ModelError("The server is stopping.") from None
-        except (OSError, ValueError) as exc:  # GGUFError and PlannerError are ValueErrors too
-            raise ModelError(f"'{slot.entry.id}' cannot be planned: {exc}") from exc
+        except (OSError, ValueError, TextError) as exc:  # TextError: GGUFError, PlannerError
+            raise ModelError(f"'{slot.entry.id}' cannot be loaded: {exc}") from exc
         finally:
             self._tokens.discard(token)
         why = refusal(planned.plan, planned.need, planned.capacity)

@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from server import api_anthropic, api_ollama, api_responses
-from server.app import BadRequest, Handler, answer, json_body, keep_alive
+from server.app import BadRequest, Handler, answer, json_body, keep_alive, lease_model, model_message
 from server.manager import Lease, Manager, ModelError
 from server.proxy import Translator, translated
 from server.request_error import RequestError
@@ -53,9 +53,10 @@ async def _translated_request(request: Request, api: ModuleType,
 async def _lease(manager: Manager, api: ModuleType, name: str, alive: float | None,
                  embedding: bool = False) -> Lease:
     try:
-        return await manager.lease(name, alive, embedding=embedding)
+        return await lease_model(manager, name, alive, embedding=embedding)
     except ModelError as exc:
-        raise _Refused(_error(api, exc.status, str(exc), exc.code, exc.retry_after)) from None
+        raise _Refused(_error(api, exc.status, model_message(exc), exc.code,
+                              exc.retry_after)) from None
 
 
 async def _answer(request: Request, api: ModuleType, manager: Manager, lease: Lease, path: str,
@@ -67,7 +68,8 @@ async def _answer(request: Request, api: ModuleType, manager: Manager, lease: Le
     def error(status: int, message: str, _upstream: dict[str, Any] | None,
               refused: ModelError | None) -> Response:
         if refused is not None:
-            return _error(api, refused.status, str(refused), refused.code, refused.retry_after)
+            return _error(api, refused.status, model_message(refused), refused.code,
+                          refused.retry_after)
         return _error(api, status, message)
 
     streamer = None if stream is None else \
@@ -162,7 +164,10 @@ async def _load_only(manager: Manager, body: dict[str, Any], chat: bool) -> Resp
     """Ollama's "load this model" (no prompt, no messages), or with keep_alive 0 "unload it"."""
     api = api_ollama
     raw = body.get("model")
-    name = api.strip_latest(raw if isinstance(raw, str) else "")
+    if not isinstance(raw, str) or not raw:
+        raise BadRequest("'model' is required: name the model to load, as /api/tags lists it.",
+                         "model")
+    name = api.strip_latest(raw)
     alive = keep_alive(body)
     if alive == 0:
         entry = await asyncio.to_thread(manager.catalog.resolve, name)

@@ -229,6 +229,9 @@ def _msg(**fields: Any) -> dict[str, Any]:
     ({**_msg(), "options": [0.5]}, "options"),
     ({**_msg(), "options": {"temperature": "hot"}}, "options.temperature"),
     ({**_msg(), "options": {"temperature": True}}, "options.temperature"),
+    # JSON integers have no size: one past a float's range was an OverflowError (a 500).
+    ({**_msg(), "options": {"temperature": 10**400}}, "options.temperature"),
+    ({**_msg(), "options": {"top_p": math.nan}}, "options.top_p"),
     ({**_msg(), "options": {"top_k": 1.5}}, "options.top_k"),
     ({**_msg(), "options": {"seed": True}}, "options.seed"),
     ({**_msg(), "options": {"num_predict": 0}}, "options.num_predict"),
@@ -273,6 +276,8 @@ def test_images_error_says_what_to_do() -> None:
     ("5m", 300.0), ("1h", 3600.0), ("1h30m", 5400.0), ("1.5h", 5400.0), ("500ms", 0.5),
     ("+10s", 10.0), (" 5m ", 300.0),
     (-1, math.inf), ("-1", math.inf), ("-1m", math.inf), (math.inf, math.inf),
+    # Past a float's range (an OverflowError, a 500, before): longer than ever, or forever.
+    (10**400, math.inf), (-(10**400), math.inf), ("9" * 400 + "h", math.inf),
 ])
 def test_keep_alive_seconds(value: Any, seconds: float | None) -> None:
     assert api.keep_alive_seconds(value) == seconds
@@ -560,6 +565,10 @@ def test_ps_lists_only_loaded_models() -> None:
     assert first["expires_at"] == "2025-10-09T08:53:20Z"
     assert (first["size_vram"], first["context_length"]) == (4_500_000_000, 32768)
     assert second["expires_at"].startswith("9999-") and "context_length" not in second
+    # A keep_alive of 10**15 seconds is past the year 9999: no date says it (a 500 before).
+    for far in (1e15, 1e300):
+        (shown,) = api.ps([{**QWEN, "expires_at": far}])["models"]
+        assert shown["expires_at"] == "9999-12-31T23:59:59Z"
 
 
 def test_show_is_honest() -> None:
