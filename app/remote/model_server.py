@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
-
-import httpx2
+from typing import TYPE_CHECKING, Any
 
 from app.i18n import T_, Text, TextError
+
+if TYPE_CHECKING:  # imported when a request is made: not on the window's way to its first frame
+    import httpx2
 
 TIMEOUT_S = 5.0
 
@@ -70,6 +71,8 @@ class ModelServerClient:
     """Asks the server at ``url`` with ``key``; every method raises ModelServerError."""
 
     def __init__(self, url: str, key: str, client: httpx2.Client | None = None) -> None:
+        import httpx2
+
         self.url = url.rstrip("/")
         self._key = key
         self._client = client or httpx2.Client(timeout=TIMEOUT_S)
@@ -79,6 +82,8 @@ class ModelServerClient:
 
     def resident(self) -> list[ResidentModel] | None:
         """What the server holds; None when no server answers at the address."""
+        import httpx2
+
         try:
             r = self._client.get(self.url + "/hearth/models", headers=self._headers())
         except httpx2.ConnectError:
@@ -104,6 +109,8 @@ class ModelServerClient:
         self._post("/hearth/keep", {"model": model, "pinned": pinned})
 
     def _post(self, path: str, body: dict[str, Any]) -> None:
+        import httpx2
+
         try:
             r = self._client.post(self.url + path, json=body, headers=self._headers())
         except httpx2.HTTPError as exc:
