@@ -78,7 +78,10 @@ def test_a_held_runner_starts_nothing_until_released_then_everything_in_order(
     assert started == [] and done == []
     tasks.release()
     qtbot.waitUntil(lambda: len(done) == 3)
-    assert started[:2] == ["a", "b"] and sorted(done) == ["a", "b", "job"]
+    # The pool's calls in the order asked (the job has a thread of its own, so it may come
+    # anywhere among them).
+    assert [name for name in started if name != "job"] == ["a", "b"]
+    assert sorted(done) == ["a", "b", "job"]
     tasks.run(lambda: call("after"), done.append)  # released: at once
     qtbot.waitUntil(lambda: "after" in done)
 
