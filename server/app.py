@@ -35,9 +35,6 @@ from server.request_error import RequestError
 
 log = logging.getLogger(__name__)
 
-# The fields this server reads and the runner does not take.
-_OURS = ("keep_alive", "ttl")
-
 # Nesting of a request body's JSON. A JSON schema may nest 64 levels (the runner's
 # --max-schema-depth) a few levels into a body; Python's parser and encoder give up near 1000
 # levels less the stack in use, so a body that parsed here could still fail to encode on its way
@@ -251,8 +248,6 @@ def forwarder(manager: Manager, path: str, embedding: bool = False) -> Handler:
             alive = keep_alive(body)
         except BadRequest as exc:
             return openai_error(400, str(exc), "invalid_request", "invalid_request_error")
-        for field in _OURS:
-            body.pop(field, None)
         try:
             lease = await lease_model(manager, name, alive, embedding=embedding)
         except ModelError as exc:
