@@ -44,25 +44,6 @@ def _chat_answered(r: Runner) -> None:
     assert resp.json()["usage"]["completion_tokens"] >= 1
 
 
-def _wait_logged(r: Runner, event: str, since: int = 0, timeout_s: float = 60.0) -> None:
-    """Until the runner has logged ``event`` (a hang guard only)."""
-    deadline = time.monotonic() + timeout_s
-    while not any(e.get("event") == event for e in _json_lines(r.stderr_lines[since:])):
-        assert r.process.poll() is None, f"the runner died: {r.stderr_text()[-1500:]}"
-        assert time.monotonic() < deadline, f"no {event!r} line in {timeout_s:g} s"
-        time.sleep(0.01)
-
-
-def _json_lines(lines: list[str]) -> list[dict[str, Any]]:
-    found = []
-    for line in lines:
-        try:
-            found.append(json.loads(line))
-        except ValueError:
-            pass
-    return found
-
-
 def _assert_up(r: Runner) -> None:
     assert r.process.poll() is None, (
         f"the runner died (exit {r.process.returncode}): {r.stderr_text()[-1500:]}")
@@ -220,7 +201,7 @@ def test_unparsable_grammar_is_a_400_and_not_dumped_on_stderr(
     _assert_up(r)
     # The refusal's own line comes after whatever llama.cpp wrote while parsing: once it is read,
     # so is all the rest.
-    _wait_logged(r, "grammar_refused", lines_before)
+    r.wait_event("grammar_refused", lines_before)
     new = r.stderr_lines[lines_before:]
     logged = "\n".join(new)
     assert "field-59-kv ::=" not in logged and "field_59" not in logged, logged[:2000]

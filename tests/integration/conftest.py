@@ -126,6 +126,27 @@ class Runner:
     def stderr_json(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.stderr_lines if line.strip()]
 
+    def wait_event(self, event: str, since: int = 0, timeout: float = 60.0) -> dict[str, Any]:
+        """The first log line of ``event`` from stderr line ``since`` on (a hang guard only).
+        The runner writes it before it answers, but the thread that reads its stderr may not
+        have read it when the answer arrives."""
+        deadline = time.monotonic() + timeout
+        while True:
+            exited = self.process.poll() is not None
+            if exited:
+                self.join_streams()  # then every line it wrote has been read
+            for line in self.stderr_lines[since:]:
+                try:
+                    entry = json.loads(line)
+                except ValueError:  # a library's own line on stderr
+                    continue
+                if isinstance(entry, dict) and entry.get("event") == event:
+                    return entry
+            assert not exited, f"the runner exited: {self.stderr_text()[-2000:]}"
+            assert time.monotonic() < deadline, \
+                f"no {event!r} line within {timeout:g} s; stderr: {self.stderr_text()[-2000:]}"
+            time.sleep(0.02)
+
     def signal(self, sig: int = signal.SIGTERM) -> None:
         os.kill(self.pid, sig)
 
