@@ -44,11 +44,24 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 _throttle = Throttle()
 
 
+# The error body a refusal sends: (the request's scope, status, message, code, OpenAI's error
+# type) -> JSON. The runner's clients all read OpenAI's shape; the model server answers each
+# API's clients in their own (server/app.py error_shape), Anthropic's and Ollama's too.
+ErrorShape = Callable[[Scope, int, str, str, str], dict[str, Any]]
+
+
+def openai_shape(scope: Scope, status: int, message: str, code: str, type_: str
+                 ) -> dict[str, Any]:
+    return error_body(message, type_, code)
+
+
 async def refuse(send: Send, status: int, message: str, code: str,
                  type_: str = "invalid_request_error",
-                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    """Answer ``status`` with ``message`` and close the connection."""
-    body = json.dumps(error_body(message, type_, code)).encode()
+                 headers: list[tuple[bytes, bytes]] | None = None, *,
+                 scope: Scope | None = None, shape: ErrorShape = openai_shape) -> None:
+    """Answer ``status`` with ``message`` (in ``shape`` for the request ``scope``) and close
+    the connection."""
+    body = json.dumps(shape(scope or {}, status, message, code, type_)).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
         (b"connection", b"close"), *(headers or [])]})
@@ -56,12 +69,12 @@ async def refuse(send: Send, status: int, message: str, code: str,
 
 
 def guard(app: App, limits: Limits, key: str | None, loopback_only: bool,
-          pacer: Pacer | None = None) -> App:
+          pacer: Pacer | None = None, shape: ErrorShape = openai_shape) -> App:
     """``app`` behind the Host check (``loopback_only``: the runner is bound to loopback), the
-    key and the body limit, its bodies read at ``pacer``'s pace."""
-    inner: App = BodyLimit(app, limits.max_body_bytes, limits.body_timeout, pacer)
-    inner = BearerAuth(inner, key)
-    return HostCheck(inner) if loopback_only else inner
+    key and the body limit, its bodies read at ``pacer``'s pace; refusals in ``shape``."""
+    inner: App = BodyLimit(app, limits.max_body_bytes, limits.body_timeout, pacer, shape=shape)
+    inner = BearerAuth(inner, key, shape)
+    return HostCheck(inner, shape) if loopback_only else inner
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
@@ -94,8 +107,9 @@ def is_loopback_host(value: str) -> bool:
 
 
 class HostCheck:
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, shape: ErrorShape = openai_shape) -> None:
         self.app = app
+        self.shape = shape
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -111,7 +125,8 @@ class HostCheck:
                     f"(127.0.0.1, localhost or [::1]); this one was addressed to {shown!r}. A web "
                     "page may be trying to reach it under another name (DNS rebinding). To use "
                     "the runner under another name, share it on a network address (--host with "
-                    "--allow-remote), where the API key protects it."), "misdirected_request")
+                    "--allow-remote), where the API key protects it."), "misdirected_request",
+                    scope=scope, shape=self.shape)
                 return
         await self.app(scope, receive, send)
 
@@ -119,9 +134,10 @@ class HostCheck:
 # ---- the key -----------------------------------------------------------------------------------
 
 class BearerAuth:
-    def __init__(self, app: App, key: str | None) -> None:
+    def __init__(self, app: App, key: str | None, shape: ErrorShape = openai_shape) -> None:
         self.app = app
         self.expected = key.encode() if key else None
+        self.shape = shape
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self.expected is not None:
@@ -138,7 +154,7 @@ class BearerAuth:
                 await refuse(send, 401,
                              "Missing or wrong API key: send 'Authorization: Bearer <key>'.",
                              "invalid_api_key", "authentication_error",
-                             [(b"www-authenticate", b"Bearer")])
+                             [(b"www-authenticate", b"Bearer")], scope=scope, shape=self.shape)
                 return
         await self.app(scope, receive, send)
 
@@ -192,8 +208,10 @@ class BodyLimit:
     as before. ``pacer`` says how long to wait before reading on (see :class:`Pacer`)."""
 
     def __init__(self, app: App, max_bytes: int, timeout: float, pacer: Pacer | None = None,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 shape: ErrorShape = openai_shape) -> None:
         self.app = app
+        self.shape = shape
         self.max_bytes = max_bytes
         self.timeout = timeout
         self.pacer = pacer
@@ -247,7 +265,8 @@ class BodyLimit:
         await refuse(send, 408, (
             f"The request body had not arrived {self.timeout:g} s after its head ({got}{of} "
             f"bytes came); this runner waits at most that long ({FLAGS['body_timeout']}). "
-            "Send it at once, or over a faster network."), "body_timeout")
+            "Send it at once, or over a faster network."), "body_timeout", scope=scope,
+            shape=self.shape)
 
     async def _too_large(self, scope: Scope, send: Send, declared: int | None) -> None:
         size = f"{declared / 2**20:.1f} MiB" if declared is not None else \
@@ -258,7 +277,7 @@ class BodyLimit:
         await refuse(send, 413, (
             f"The request body is {size}; this runner takes at most {self.max_bytes // 2**20} "
             f"MiB ({FLAGS['max_body_mib']}). Send less at once: fewer or smaller images, or a "
-            "shorter conversation."), "body_too_large")
+            "shorter conversation."), "body_too_large", scope=scope, shape=self.shape)
 
 
 def _replay(body: bytearray, receive: Receive) -> Receive:

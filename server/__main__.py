@@ -111,7 +111,7 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
     from runner.connections import ConnectionGuard, guarded_protocol
     from runner.guards import guard
     from runner.limits import limits_from_args
-    from server.app import create_app
+    from server.app import create_app, error_shape
     from server.catalog import Catalog
     from server.config import load_config
     from server.manager import Manager
@@ -154,8 +154,8 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
             self.should_exit = True
 
     server = _Server(uvicorn.Config(
-        guard(app, limits, key, loopback_only), log_config=None, access_log=False,
-        lifespan="on", timeout_graceful_shutdown=5, server_header=False,
+        guard(app, limits, key, loopback_only, shape=error_shape), log_config=None,
+        access_log=False, lifespan="on", timeout_graceful_shutdown=5, server_header=False,
         http=guarded_protocol(connections), ws="none",
         timeout_keep_alive=max(1, round(limits.idle_timeout))))
     server.run(sockets=[sock])

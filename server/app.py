@@ -15,7 +15,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from types import ModuleType
 from typing import Any
 
@@ -291,6 +291,7 @@ def resident_list(manager: Manager) -> Handler:
                 "idle_s": round(now - s.last_used, 1) if s.resident and not s.busy else 0.0,
                 "unload_after_s": None if math.isinf(s.idle_s) else s.idle_s,
                 "pinned": math.isinf(s.idle_s),
+                "window": s.adopted,  # the Hearth window's model: unloaded there
             })
         return JSONResponse({"models": out})
 
@@ -361,6 +362,16 @@ def create_app(manager: Manager, extra: list[Route] | None = None) -> Starlette:
     app.add_exception_handler(404, not_found)
     app.add_exception_handler(405, not_found)
     return app
+
+
+def error_shape(scope: MutableMapping[str, Any], status: int, message: str, code: str,
+                type_: str) -> dict[str, Any]:
+    """A refusal of the runner's guards (key, Host, body size and time) in the shape the
+    request's API reads: a Claude or Ollama client shown "wrong key" in OpenAI's shape would
+    report an unreadable error instead."""
+    api = _api_of(str(scope.get("path", "")))
+    return error_body(message, type_, code) if api is None else \
+        api.error_body(status, message, code)
 
 
 def _api_of(path: str) -> ModuleType | None:
