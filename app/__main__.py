@@ -402,6 +402,8 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     models.local.rescan()
     if first_frame_first:
         after_first_frame(window, core.tasks.release)
+        # Whether a model server runs: then loads are handed to it (asked once the tasks run).
+        models.server.refresh()
     return Gui(core.tasks, core.polls, core.store, core.conversations, core.library,
                core.runner, core.hardware, core.loader, core.streamer, core.session, window,
                models.hub, models.local, models.downloads, models.hub_client,
@@ -437,6 +439,7 @@ class _Models:
     local: LocalModelsService
     downloads: DownloadManager
     server: ModelServerService  # this computer's model server, seen from the window
+    configure_runner: Callable[[], None]  # the settings (and a running server) to the next load
 
 
 def _core_services(parent: QObject, current: list[AppSettings], store_path: Path | None,
@@ -559,21 +562,24 @@ def _getting_models(parent: QObject, core: _Core, current: list[AppSettings]) ->
     hardware.report_changed.connect(local.hardware_changed)
     core.tuning.saved.connect(local.pins_changed)  # a model's label says what its next load does
     downloads.finished.connect(lambda _path: local.rescan())
-    return _Models(hub_client, hub, local, downloads, _model_server(parent, core, current))
+    server, configure_runner = _model_server(parent, core, current)
+    return _Models(hub_client, hub, local, downloads, server, configure_runner)
 
 
 def _model_server(parent: QObject, core: _Core, current: list[AppSettings]
-                  ) -> ModelServerService:
-    """The model server at Sharing's port with the shared key; the window can start one."""
+                  ) -> tuple[ModelServerService, Callable[[], None]]:
+    """The model server at Sharing's port with the shared key (the window can start one), handed
+    the window's loads; and what applies the settings to the runner's next start."""
     from app.remote.share import SHARED_KEY
     from app.remote.tool_env import server_url
-    from app.services.model_server import ModelServerService
+    from app.services.model_server import ModelServerService, serve_window_model
 
     def address() -> tuple[str, str]:  # on a worker thread: the key may wait on a keyring
         s = current[0]
         return server_url(s.runner_port, s.launch_host), SHARED_KEY.get()
 
-    return ModelServerService(core.tasks, address, server_program, parent)
+    server = ModelServerService(core.tasks, address, server_program, parent)
+    return server, serve_window_model(core.runner, server, lambda: current[0])
 
 
 def _main_window(parent: QObject, core: _Core, models: _Models,
@@ -658,8 +664,7 @@ def _settings_opener(core: _Core, models: _Models, current: list[AppSettings],
             if s.runtime != current[0].runtime:
                 selection.want(s.runtime or None)  # chosen again at the next load
             current[0] = s
-            runner.configure(port=s.launch_port, host=s.launch_host, limits=s.runner_limits,
-                             sharing=s.share_runner)  # from the next load on
+            models.configure_runner()  # from the next load on
 
         dialog.changed.connect(changed)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -251,6 +251,9 @@ def chat_request(body: dict[str, Any]) -> dict[str, Any]:
     tools = _list(body, "tools")
     if tools:
         out["tools"] = [_tool(f"tools[{i}].", t) for i, t in enumerate(tools)]
+    choice = _tool_choice(_dict(body, "options") or {}, bool(tools))
+    if choice:
+        out["tool_choice"] = choice
     response_format = _response_format(body.get("format"))
     if response_format:
         out["response_format"] = response_format
@@ -371,6 +374,21 @@ def _response_format(value: Any) -> dict[str, Any] | None:
     if isinstance(value, dict):
         return {"type": "json_schema", "json_schema": {"name": "response", "schema": value}}
     raise RequestError("'format' must be \"json\" or a JSON schema object.", param="format")
+
+
+def _tool_choice(options: dict[str, Any], tools: bool) -> str | None:
+    """``options.tool_choice``: Hearth's addition, OpenAI's values. Ollama's API has no way to
+    make a model call a tool, which agents need (and a small model may never choose to); an
+    Ollama client passes any option, so one that wants a call sends ``"required"``."""
+    choice = options.get("tool_choice")
+    if choice is None:
+        return None
+    if choice not in ("auto", "none", "required"):
+        raise _wrong("options.tool_choice", '"auto", "none" or "required"', choice)
+    if choice == "required" and not tools:
+        raise RequestError("'options.tool_choice' is \"required\" but the request has no "
+                           "tools: send the tools the model may call.", param="options.tool_choice")
+    return str(choice)
 
 
 def _sampling(options: dict[str, Any]) -> dict[str, Any]:

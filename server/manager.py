@@ -30,7 +30,14 @@ from app.runtimes.select import RuntimeSelection
 from runner.wire.shapes import read_health
 from server.catalog import Catalog, Entry
 from server.config import ServerConfig
-from server.planning import Planned, ProbeMemo, measured_held, plan_alone, refusal
+from server.planning import (
+    Planned,
+    ProbeMemo,
+    held_by_device,
+    measured_held,
+    plan_alone,
+    refusal,
+)
 from server.residency import Busy, Resident, make_room
 
 log = logging.getLogger(__name__)
@@ -38,6 +45,8 @@ log = logging.getLogger(__name__)
 LISTEN_TIMEOUT_S = 60.0  # a runner that has not said where it listens by then is stuck
 STOP_TIMEOUT_S = 10.0  # after closing its stdin; then it is killed
 HEALTH_POLL_S = 0.05
+ADOPTED_POLL_S = 1.0  # how often the window's runner is asked whether it still answers
+ADOPTED_MISSES = 2  # unanswered asks in a row before it is forgotten
 RETRY_AFTER_S = 5
 
 
@@ -69,6 +78,10 @@ class ModelsBusy(ModelError):
     status, code, kind = 503, "models_busy", "server_error"
 
 
+class NotAnswering(ModelError):
+    status, code, kind = 400, "invalid_request", "invalid_request_error"
+
+
 class ContextTooLong(ModelError):
     status, code, kind = 400, "context_length_exceeded", "invalid_request_error"
 
@@ -90,6 +103,9 @@ class Slot:
     key: str = field(default="", repr=False)
     busy: int = 0
     last_used: float = 0.0
+    # The window's own runner, served here under its id (POST /hearth/adopt): never started,
+    # stopped, evicted or reloaded by this server; forgotten when it stops answering.
+    adopted: bool = False
     stopping: bool = False
     loaded_at: float = 0.0
     stderr: deque[str] = field(default_factory=lambda: deque(maxlen=40))
@@ -184,7 +200,7 @@ class Manager:
     def _release(self, slot: Slot, keep_alive: float | None) -> None:
         slot.busy -= 1
         slot.last_used = self._clock()
-        if keep_alive is not None:  # the request's keep_alive / ttl holds until the next one
+        if keep_alive is not None and not slot.adopted:  # holds until the next request
             slot.idle_s = keep_alive
         if slot.busy == 0 and slot.idle_s <= 0 and slot.resident:
             self._spawn(self._stop(slot, "asked to unload"))
@@ -196,6 +212,10 @@ class Manager:
         other requests use the model; ContextTooLong when that context cannot fit."""
         slot, keep_alive = lease.slot, lease.keep_alive
         lease.release()
+        if slot.adopted:
+            raise ContextTooLong(f"The prompt is {tokens} tokens long, more than '{slot.entry.id}' "
+                                 "holds as the Hearth window loaded it. Load it there with a "
+                                 "larger context (the offload panel), or shorten the conversation.")
         if slot.busy:
             raise ModelsBusy(f"'{slot.entry.id}' needs a larger context for this prompt, and it "
                              "is answering other requests now. Try again in a few seconds.",
@@ -220,6 +240,8 @@ class Manager:
         the configured idle time again); False when it is not loaded."""
         slots = [s for s in self._slots.values() if s.entry.id == model_id and s.resident]
         for slot in slots:
+            if slot.adopted:
+                continue  # the window's: loaded for as long as the window holds it
             slot.idle_s = self._config().idle_for(model_id) if seconds is None else seconds
         return bool(slots)
 
@@ -232,6 +254,53 @@ class Manager:
         for slot in slots:
             await self._stop(slot, "asked to unload")
         return bool(slots)
+
+    async def adopt(self, entry: Entry, url: str, key: str) -> None:
+        """Serve the window's runner for ``entry`` (at ``url``, answering to ``key``) under the
+        model's id: requests for it go there, and nothing here starts a second copy. A copy this
+        server loaded is unloaded (the window loaded its own); ModelsBusy while it answers."""
+        headers = {"Authorization": f"Bearer {key}"}
+        try:
+            r = await self._http.get(url + "/health", timeout=5.0, headers=headers)
+            answered = r.status_code == 200 and r.json() == {"status": "ok"}
+        except (httpx2.HTTPError, ValueError):
+            answered = False
+        if not answered:
+            raise NotAnswering("No loaded model answers at that address to that key.")
+        old = self._slots.get(entry.id)
+        if old is not None and not old.adopted:
+            if old.busy:
+                raise ModelsBusy(f"'{entry.id}' is answering requests here now. Try again in a "
+                                 "few seconds.", retry_after=RETRY_AFTER_S)
+            await self._stop(old, "the Hearth window loaded it")
+        elif old is not None:
+            await self._stop(old, "the Hearth window loaded it again")
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        ready.set_result(None)
+        slot = Slot(entry, ready, math.inf, adopted=True, url=url, key=key)
+        slot.loaded_at = slot.last_used = self._clock()
+        self._slots[slot.name] = slot
+        try:
+            r = await self._http.get(url + "/runner/status", timeout=5.0, headers=headers)
+            slot.held = held_by_device(r.json().get("memory"))
+        except (httpx2.HTTPError, ValueError, AttributeError):
+            pass  # shown without memory; the planner sees it in the free memory anyway
+        log.info("serving the window's %s (%s)", slot.name, url)
+        self._spawn(self._watch_adopted(slot))
+
+    async def _watch_adopted(self, slot: Slot) -> None:
+        """The window's runner stopped (the window unloaded it, closed, or crashed): forget it."""
+        misses = 0
+        while self._slots.get(slot.name) is slot and misses < ADOPTED_MISSES:
+            await asyncio.sleep(ADOPTED_POLL_S)
+            try:
+                r = await self._http.get(slot.url + "/health", timeout=5.0,
+                                         headers={"Authorization": f"Bearer {slot.key}"})
+                misses = 0 if r.status_code == 200 else misses + 1
+            except httpx2.HTTPError:
+                misses += 1
+        if self._slots.get(slot.name) is slot:
+            await self._stop(slot, "the Hearth window's runner stopped answering")
 
     # ---- loading -----------------------------------------------------------------------------
 

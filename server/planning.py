@@ -14,7 +14,7 @@ import dataclasses
 import logging
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from app.hardware import HardwareReport, detect_hardware
@@ -68,15 +68,31 @@ def measured_held(plan: LaunchPlan, memory: object) -> dict[str, int]:
     keys = {d.device.llama_name: device_key(d) for d in plan.devices if d.device.llama_name}
     keys.setdefault("CPU", "cpu")
     held: dict[str, int] = {}
-    for row in memory if isinstance(memory, list) else []:
-        device = row.get("device") if isinstance(row, dict) else None
-        key = keys.get(device) if isinstance(device, str) else None
-        if key is None or not isinstance(row, dict):
-            continue
-        total = sum(v for k in ("weights", "kv", "compute", "output")
-                    if isinstance(v := row.get(k), int) and not isinstance(v, bool) and v >= 0)
+    for device, total in _buffers(memory):
+        if device in keys:
+            held[keys[device]] = held.get(keys[device], 0) + total
+    return held
+
+
+def held_by_device(memory: object) -> dict[str, int]:
+    """The same by llama.cpp's device names ("cpu" for its CPU), for a runner loaded without a
+    plan of this server's (the window's)."""
+    held: dict[str, int] = {}
+    for device, total in _buffers(memory):
+        key = "cpu" if device == "CPU" else device
         held[key] = held.get(key, 0) + total
     return held
+
+
+def _buffers(memory: object) -> Iterator[tuple[str, int]]:
+    for row in memory if isinstance(memory, list) else []:
+        device = row.get("device") if isinstance(row, dict) else None
+        if not isinstance(device, str):
+            continue
+        assert isinstance(row, dict)
+        yield device, sum(v for k in ("weights", "kv", "compute", "output")
+                          if isinstance(v := row.get(k), int) and not isinstance(v, bool)
+                          and v >= 0)
 
 
 def added_back(report: HardwareReport, residents: Sequence[LaunchPlan]) -> HardwareReport:

@@ -3,6 +3,7 @@
 Each is translated to Chat Completions (server/api_*.py, pure) and forwarded to the named
 model's runner like an OpenAI request; replies and streams are translated back. Errors come in
 each API's own shape, so its official client raises what it would raise against the real thing.
+Also here: ``/hearth/adopt`` (server/adopt.py), the window handing over its own model.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from server import api_anthropic, api_ollama, api_responses
+from server.adopt import adopter
 from server.app import BadRequest, Handler, answer, json_body, keep_alive, lease_model, model_message
 from server.manager import Lease, Manager, ModelError
 from server.proxy import Translator, translated
@@ -257,4 +259,5 @@ def more_routes(manager: Manager) -> list[Route]:
         Route("/api/chat", _ollama_chat(manager, generate=False), methods=["POST"]),
         Route("/api/generate", _ollama_chat(manager, generate=True), methods=["POST"]),
         Route("/api/embed", _ollama_embed(manager), methods=["POST"]),
+        Route("/hearth/adopt", adopter(manager), methods=["POST"]),
     ]

@@ -35,6 +35,7 @@ class ResidentModel:
     requests: int  # in flight now
     idle_s: float
     pinned: bool
+    window: bool = False  # the window's own model, handed over (unloaded in the window)
 
 
 def parse_resident(payload: object) -> list[ResidentModel]:
@@ -60,7 +61,8 @@ def _row(row: Any) -> ResidentModel | None:
     return ResidentModel(
         name[:300], model[:300], state[:20], held, busy,
         float(idle) if isinstance(idle, int | float) and not isinstance(idle, bool)
-        and math.isfinite(idle) and idle >= 0 else 0.0, row.get("pinned") is True)
+        and math.isfinite(idle) and idle >= 0 else 0.0, row.get("pinned") is True,
+        row.get("window") is True)
 
 
 def _whole(value: object) -> bool:
@@ -108,7 +110,21 @@ class ModelServerClient:
     def pin(self, model: str, pinned: bool) -> None:
         self._post("/hearth/keep", {"model": model, "pinned": pinned})
 
-    def _post(self, path: str, body: dict[str, Any]) -> None:
+    def adopt(self, path: str, url: str, key: str) -> str:
+        """Hand over the window's runner for the model at ``path`` (listening at ``url``, with
+        ``key``); the id the server serves it by, "" when the file is not in the library."""
+        r = self._post("/hearth/adopt", {"path": path, "url": url, "key": key})
+        try:
+            model = r.json().get("model") if r.status_code == 200 else ""
+        except (ValueError, AttributeError):
+            model = None
+        if not isinstance(model, str):
+            raise ModelServerError(T_("The model server at {url} gave an answer Hearth does "
+                                      "not understand.", url=self.url))
+        return model[:300]
+
+    def _post(self, path: str, body: dict[str, Any]) -> httpx2.Response:
+        """The answer: 200, or 404 (unloaded meanwhile, or not in the library)."""
         import httpx2
 
         try:
@@ -116,11 +132,10 @@ class ModelServerClient:
         except httpx2.HTTPError as exc:
             raise ModelServerError(T_("The model server at {url} did not answer ({error}).",
                                       url=self.url, error=type(exc).__name__)) from exc
-        if r.status_code == 404:
-            return  # unloaded meanwhile: what was asked is true already
-        if r.status_code != 200:
+        if r.status_code not in (200, 404):  # 404: what was asked is true already
             raise ModelServerError(T_("The model server refused: {reason}",
                                       reason=_reason(r)))
+        return r
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._key}"}

@@ -3,6 +3,8 @@ window's asks (start it, unload or pin a model), off the GUI thread.
 
 The window attaches to a server that runs (started at login, or by `hearth serve` in a
 terminal) and leaves it running when it closes; one it started itself it stops when it closes.
+The model the window loads is handed over to a running server (:func:`serve_window_model`), so
+other programs reach it at the server's one address with its one key, and no second copy loads.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from PySide6.QtCore import QObject, Signal
 
 from app.i18n import T_
 from app.remote.model_server import ModelServerClient, ModelServerError, ResidentModel
+from app.remote.share import LOOPBACK
+from app.services.runner_process import RunnerProcess, RunnerState
 from app.services.tasks import TaskRunner
+from app.settings import AppSettings
 from app.storage.secrets import SecretStoreError
 
 log = logging.getLogger(__name__)
@@ -41,6 +46,7 @@ class ModelServerService(QObject):
         self.models: list[ResidentModel] = []
         self._asking = False
         self._started: subprocess.Popen[bytes] | None = None
+        self.handed = ""  # the id the server serves the window's own model by ("": none)
 
     # ---- what it holds -----------------------------------------------------------------------
 
@@ -100,6 +106,38 @@ class ModelServerService(QObject):
         self.failed.emit(str(exc))
         self.refresh()
 
+    # ---- the window's own model -------------------------------------------------------------
+
+    def hand_over(self, path: str, url: str, key: str) -> None:
+        """The window loaded ``path`` (its runner at ``url`` with ``key``): where a server runs,
+        it serves that runner under the model's id instead of loading a copy of its own. No
+        server: nothing (the one that starts later is handed the next load)."""
+        address = self._address
+
+        def work() -> str:
+            server_url, server_key = address()
+            client = ModelServerClient(server_url, server_key)
+            try:
+                return "" if client.resident() is None else client.adopt(path, url, key)
+            finally:
+                client.close()
+
+        self._tasks.run(work, self._on_handed, self._on_ask_failed,
+                        expected=(ModelServerError, SecretStoreError, ValueError))
+
+    def _on_handed(self, model: str) -> None:
+        self.handed = model
+        if model:
+            log.info("the model server serves the window's %s", model)
+        self.refresh()
+
+    def take_back(self) -> None:
+        """The window's model stops: the server forgets it now (else it notices within a few
+        seconds), so no request goes to a runner that is gone."""
+        model, self.handed = self.handed, ""
+        if model:
+            self._ask(lambda client: client.unload(model))
+
     def start(self) -> None:
         """Start a server (the window stops it when it closes); it says when it listens."""
         if self._started is not None and self._started.poll() is None:
@@ -136,3 +174,42 @@ class ModelServerService(QObject):
             process.wait(STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def serve_window_model(runner: RunnerProcess, server: ModelServerService,
+                       settings: Callable[[], AppSettings]) -> Callable[[], None]:
+    """The window's runner and the model server, wired: each load the window makes is handed
+    over to a running server (and taken back when it stops), and while a server runs the
+    window's runner starts on a free loopback port with a key of its own, since the server holds
+    Sharing's port and key and shares the window's model itself. Returns what applies the
+    settings to the next start (call it when they change)."""
+    offered = [""]  # the runner URL last handed over: once per load, not at every refresh
+
+    def configure() -> None:
+        s = settings()
+        if server.running:
+            runner.configure(port=0, host=LOOPBACK, limits=s.runner_limits, sharing=False)
+        else:
+            runner.configure(port=s.launch_port, host=s.launch_host, limits=s.runner_limits,
+                             sharing=s.share_runner)
+
+    def offer() -> None:
+        if runner.state == RunnerState.READY and runner.url != offered[0] and \
+                server.running is not False:
+            offered[0] = runner.url
+            server.hand_over(runner.model, runner.url, runner.key or "")
+
+    def on_state(state: RunnerState) -> None:
+        if state == RunnerState.READY:
+            offer()
+        elif offered[0]:
+            offered[0] = ""
+            server.take_back()
+
+    def on_server() -> None:
+        configure()
+        offer()  # a server started after the model was loaded gets it too
+
+    runner.state_changed.connect(on_state)
+    server.changed.connect(on_server)
+    return configure

@@ -42,11 +42,16 @@ class _ModelRow(QWidget):
         row.addLayout(text, 1)
         row.addWidget(self.pin_btn)
         row.addWidget(self.unload_btn)
+        # The window's own model: loaded and unloaded in the chat, held while it is loaded.
+        set_shown(self.pin_btn, not model.window)
+        set_shown(self.unload_btn, not model.window)
 
 
 def resident_detail(model: ResidentModel) -> str:
     """"1.2 GB · idle 3 min · pinned", "loading", "answering 2 requests"."""
     parts = [human_size(model.memory)] if model.memory else []
+    if model.window:
+        parts.append(tr("loaded in the chat here"))
     if model.state != "loaded":
         parts.append(tr("loading") if model.state == "loading" else tr("unloading"))
     elif model.requests:
@@ -54,7 +59,7 @@ def resident_detail(model: ResidentModel) -> str:
     else:
         parts.append(tr("idle %n min", None, int(model.idle_s // 60)) if model.idle_s >= 60
                      else tr("idle %n s", None, int(model.idle_s)))
-    if model.pinned:
+    if model.pinned and not model.window:
         parts.append(tr("pinned"))
     return " · ".join(parts)
 

@@ -4920,6 +4920,10 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>{model} entladen</translation>
     </message>
     <message>
+        <source>loaded in the chat here</source>
+        <translation>hier im Chat geladen</translation>
+    </message>
+    <message>
         <source>loading</source>
         <translation>wird geladen</translation>
     </message>
@@ -5026,6 +5030,10 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     <message>
         <source>Something answers at {url} but takes another key: another program may use this port. Choose another port in Settings &gt; Sharing.</source>
         <translation>Unter {url} antwortet etwas, das einen anderen Schlüssel erwartet: Vielleicht nutzt ein anderes Programm diesen Port. Wählen Sie einen anderen Port unter Einstellungen &gt; Freigabe.</translation>
+    </message>
+    <message>
+        <source>The model server at {url} gave an answer Hearth does not understand.</source>
+        <translation>Der Modellserver unter {url} gab eine Antwort, die Hearth nicht versteht.</translation>
     </message>
     <message>
         <source>The model server refused: {reason}</source>

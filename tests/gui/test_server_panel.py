@@ -76,3 +76,17 @@ def test_the_detail_of_a_model_being_loaded_and_a_fresh_one() -> None:
     loading = ResidentModel("c.gguf", "c.gguf", "loading", 0, 1, 0.0, False)
     assert resident_detail(loading) == "loading"
     assert resident_detail(ResidentModel("d", "d", "loaded", 0, 0, 42.0, False)) == "idle 42 s"
+
+
+def test_the_windows_own_model_is_shown_without_pin_or_unload(qtbot: Any) -> None:
+    server = FakeServer()
+    panel = ServerPanel(server)  # type: ignore[arg-type]
+    qtbot.addWidget(panel)
+    panel.show()
+    mine = ResidentModel("alpha.gguf", "alpha.gguf", "loaded", 1_200_000_000, 0, 5.0, True,
+                         window=True)
+    server.set(True, mine, B)
+    rows = panel.rows()
+    assert rows[0].detail.text() == "1.2 GB · loaded in the chat here · idle 5 s"
+    assert rows[0].pin_btn.isHidden() and rows[0].unload_btn.isHidden()
+    assert not rows[1].pin_btn.isHidden() and not rows[1].unload_btn.isHidden()

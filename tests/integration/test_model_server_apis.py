@@ -163,3 +163,32 @@ def test_ollama_keep_alive_zero_unloads(server: Server, tmp_path: Path) -> None:
     assert "alpha.gguf" in server.resident()
     client.generate(model="alpha", keep_alive=0)  # Ollama's "unload it"
     assert "alpha.gguf" not in server.resident()
+
+
+def test_ollama_tool_calls_streamed_and_whole(server: Server) -> None:
+    """Ollama's API cannot require a call; Hearth's ``options.tool_choice`` can (the tiny model
+    never chooses one by itself). The official client reads the calls, streamed and whole, and
+    sends the tool's result back."""
+    client = ollama.Client(host=server.url, headers={"Authorization": f"Bearer {KEY}"})
+    tools: Any = [{"type": "function", "function": {
+        "name": "get_weather", "description": "The weather in a city.", "parameters": WEATHER}}]
+    ask = [{"role": "user", "content": "weather?"}]
+    chunks = list(client.chat(model="tools", messages=ask, tools=tools, stream=True,
+                              options={"tool_choice": "required", "num_predict": 128}))
+    calls = [c for chunk in chunks for c in chunk.message.tool_calls or []]
+    assert [c.function.name for c in calls] == ["get_weather"], chunks
+    _city(dict(calls[0].function.arguments))
+    assert chunks[-1].done
+    whole = client.chat(model="tools", messages=ask, tools=tools,
+                        options={"tool_choice": "required", "num_predict": 128})
+    (call,) = whole.message.tool_calls or []
+    assert call.function.name == "get_weather"
+    _city(dict(call.function.arguments))
+    answered = client.chat(model="tools", tools=tools, options={"tool_choice": "none",
+                                                                "num_predict": 4}, messages=[
+        *ask, {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "content": "sunny", "tool_name": "get_weather"}])
+    assert answered.message.content and not answered.message.tool_calls
+    with pytest.raises(ollama.ResponseError) as err:
+        client.chat(model="tools", messages=ask, options={"tool_choice": "required"})
+    assert err.value.status_code == 400 and "tools" in str(err.value)

@@ -76,3 +76,47 @@ def test_a_server_the_window_found_running_stays_when_it_closes(
         qtbot.waitUntil(lambda: service.running is True, timeout=30_000)
         service.stop_started()
         assert server.process.poll() is None
+
+
+def test_the_windows_load_is_served_by_the_running_server_and_taken_back(
+        qtbot: Any, tmp_path: Path) -> None:
+    """The window's own runner (RunnerProcess, as the app starts it) handed to a real server:
+    with sharing on at the server's port it starts private instead of failing "port in use",
+    requests naming the model reach it through the server (no second copy), and unloading it in
+    the window takes it back at once."""
+    from urllib.parse import urlsplit
+
+    from app.services.model_server import serve_window_model
+    from app.services.runner_process import RunnerProcess, RunnerState
+    from app.settings import AppSettings
+
+    with running(tmp_path, "--no-dry-run", models=("alpha.gguf",)) as server:
+        tasks = TaskRunner()
+        service = ModelServerService(tasks, lambda: (server.url, KEY),
+                                     lambda: [sys.executable, "-m", "server"])
+        runner = RunnerProcess(tasks)
+        shared = AppSettings(share_runner=True, runner_port=urlsplit(server.url).port or 0)
+        configure = serve_window_model(runner, service, lambda: shared)
+        configure()
+        assert runner.port == shared.runner_port and runner.sharing  # no server known yet
+        service.refresh()
+        qtbot.waitUntil(lambda: service.running is True, timeout=30_000)
+        assert runner.port == 0 and not runner.sharing  # the server holds port and key
+        try:
+            with qtbot.waitSignal(runner.ready, timeout=60_000):
+                runner.start(str(server.models_dir / "alpha.gguf"))
+            qtbot.waitUntil(lambda: service.handed == "alpha.gguf", timeout=30_000)
+            row = server.resident()["alpha.gguf"]
+            assert row["window"] is True, row
+            _say(server.url, "alpha")
+            assert not server.runners(), "the server loaded a copy of its own"
+            service.refresh()
+            qtbot.waitUntil(lambda: bool(service.models) and service.models[0].window,
+                            timeout=30_000)
+            runner.stop()
+            qtbot.waitUntil(lambda: runner.state == RunnerState.STOPPED, timeout=30_000)
+            qtbot.waitUntil(lambda: "alpha.gguf" not in server.resident(), timeout=30_000)
+            assert service.handed == ""
+        finally:
+            runner.stop_and_wait()
+            tasks.wait(5000)

@@ -180,6 +180,14 @@ def _tool_history() -> dict[str, Any]:
         {"role": "tool", "content": "20 C"}]}
 
 
+def test_options_tool_choice_is_passed_on_as_openais() -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    for choice in ("auto", "none", "required"):
+        out = api.chat_request({**_msg(), "tools": tools, "options": {"tool_choice": choice}})
+        assert out["tool_choice"] == choice and "tool_choice" not in out.get("options", {})
+    assert "tool_choice" not in api.chat_request({**_msg(), "tools": tools})
+
+
 def test_tool_history_gets_stable_ids_matched_by_tool_name() -> None:
     out = api.chat_request(_tool_history())
     messages = out["messages"]
@@ -239,6 +247,9 @@ def _msg(**fields: Any) -> dict[str, Any]:
     ({**_msg(), "options": {"stop": [1]}}, "options.stop"),
     ({**_msg(), "options": {"num_ctx": "big"}}, "options.num_ctx"),
     ({**_msg(), "stream": "yes"}, "stream"),
+    ({**_msg(), "options": {"tool_choice": "always"}}, "options.tool_choice"),
+    ({**_msg(), "options": {"tool_choice": {"type": "function"}}}, "options.tool_choice"),
+    ({**_msg(), "options": {"tool_choice": "required"}}, "options.tool_choice"),  # no tools
     ({**_msg(), "think": True}, "think"),
     ({**_msg(), "think": "high"}, "think"),
     ({**_msg(), "keep_alive": "soon"}, "keep_alive"),
