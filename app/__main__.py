@@ -402,8 +402,12 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     models.local.rescan()
     if first_frame_first:
         after_first_frame(window, core.tasks.release)
-        # Whether a model server runs: then loads are handed to it (asked once the tasks run).
-        models.server.refresh()
+        # Whether a model server runs: then loads are handed to it (asked once the tasks run);
+        # the person asked for one: started when none runs.
+        if current[0].serve_models:
+            models.server.ensure()
+        else:
+            models.server.refresh()
     return Gui(core.tasks, core.polls, core.store, core.conversations, core.library,
                core.runner, core.hardware, core.loader, core.streamer, core.session, window,
                models.hub, models.local, models.downloads, models.hub_client,
@@ -663,6 +667,11 @@ def _settings_opener(core: _Core, models: _Models, current: list[AppSettings],
         def changed(s: AppSettings) -> None:
             if s.runtime != current[0].runtime:
                 selection.want(s.runtime or None)  # chosen again at the next load
+            if s.serve_models != current[0].serve_models:
+                if s.serve_models:
+                    models.server.ensure()
+                else:
+                    models.server.stop_started()  # one that runs by itself stays
             current[0] = s
             models.configure_runner()  # from the next load on
 

@@ -47,6 +47,7 @@ class ModelServerService(QObject):
         self._asking = False
         self._started: subprocess.Popen[bytes] | None = None
         self.handed = ""  # the id the server serves the window's own model by ("": none)
+        self._start_if_absent = False  # ensure(): start one once the answer is "none runs"
 
     # ---- what it holds -----------------------------------------------------------------------
 
@@ -71,10 +72,20 @@ class ModelServerService(QObject):
         self._asking = False
         url, models = result
         self.url, self.running, self.models = url, models is not None, models or []
+        if self._start_if_absent:
+            self._start_if_absent = False
+            if not self.running:
+                self.start()
         self.changed.emit()
+
+    def ensure(self) -> None:
+        """A server runs: the one running now (attached), else one this window starts."""
+        self._start_if_absent = True
+        self.refresh()
 
     def _on_failed(self, exc: Exception) -> None:
         self._asking = False
+        self._start_if_absent = False  # something answers, or no key: starting would not help
         self.running = False
         self.models = []
         self.changed.emit()

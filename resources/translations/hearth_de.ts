@@ -4988,6 +4988,14 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Andere Programme (Coding-Agenten wie Claude Code und Codex, Editoren, Open WebUI) können über Hearths Modellserver jedes Modell Ihrer Bibliothek nutzen: Jedes Modell wird geladen, wenn ein Programm danach fragt, und entladen, wenn es nicht gebraucht wird. Starten Sie &apos;hearth serve&apos; oder lassen Sie ihn beim Anmelden starten. Er lauscht am Port oben, mit demselben Schlüssel.</translation>
     </message>
     <message>
+        <source>Run the model server while Hearth is open</source>
+        <translation>Den Modellserver ausführen, solange Hearth geöffnet ist</translation>
+    </message>
+    <message>
+        <source>Hearth starts it when none runs yet, and stops the one it started when it closes. The model you load in the chat is served through it too.</source>
+        <translation>Hearth startet ihn, wenn noch keiner läuft, und beendet den selbst gestarteten beim Schließen. Das Modell, das Sie im Chat laden, wird ebenfalls über ihn bereitgestellt.</translation>
+    </message>
+    <message>
         <source>Start the model server when I log in</source>
         <translation>Modellserver beim Anmelden starten</translation>
     </message>

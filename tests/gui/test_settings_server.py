@@ -116,3 +116,24 @@ def test_without_an_autostart_there_is_no_model_server_section(qtbot: Any) -> No
                        save=lambda _s: None, folders=lambda: FOLDERS)
     qtbot.addWidget(d)
     assert d.server_box is None
+
+
+def test_running_the_server_while_hearth_is_open_is_a_saved_setting(qtbot: Any) -> None:
+    saved: list[AppSettings] = []
+    secrets.put(KEY_NAME, "kept-key-123")
+    d = SettingsDialog(AppSettings(), models=mf.FakeLocalModels(), hub=mf.FakeHub(),
+                       runner=FakeRunner(), runtimes=lambda: [], apply_theme=lambda _t: None,
+                       save=saved.append, folders=lambda: FOLDERS, interfaces=lambda: [],
+                       shared_key=SharedKey(), copy_text=lambda _t: None,
+                       autostart=FakeAutostart())
+    qtbot.addWidget(d)
+    d.show()
+    d.show_page("sharing")
+    box = d.server_box
+    assert box is not None and not box.window_check.isChecked()
+    changed: list[AppSettings] = []
+    d.changed.connect(changed.append)
+    box.window_check.click()
+    assert saved[-1].serve_models and changed[-1].serve_models
+    box.window_check.click()
+    assert not saved[-1].serve_models

@@ -46,10 +46,9 @@ def test_the_window_starts_a_server_sees_pins_unloads_and_stops_it(
     service = ModelServerService(
         TaskRunner(), lambda: (url, KEY),
         lambda: [sys.executable, "-m", "server", "--port", str(port), "--no-dry-run"])
-    service.refresh()
-    qtbot.waitUntil(lambda: service.running is False, timeout=30_000)
-    service.start()
-    qtbot.waitUntil(lambda: service.running is True, timeout=60_000)
+    service.ensure()  # none runs: it starts one (the setting "while Hearth is open")
+    qtbot.waitUntil(lambda: service.running is True, timeout=60_000)  # asked once it listens
+    assert service._started is not None
     assert service.models == [] and service.url == url
     _say(url, "alpha")
     service.refresh()
@@ -72,8 +71,9 @@ def test_a_server_the_window_found_running_stays_when_it_closes(
     with running(tmp_path, "--no-dry-run") as server:
         service = ModelServerService(TaskRunner(), lambda: (server.url, KEY),
                                      lambda: [sys.executable, "-m", "server"])
-        service.refresh()
+        service.ensure()  # one runs: attached, not a second one started
         qtbot.waitUntil(lambda: service.running is True, timeout=30_000)
+        assert service._started is None
         service.stop_started()
         assert server.process.poll() is None
 

@@ -36,7 +36,7 @@ def test_no_file_gives_the_defaults(path: Path) -> None:
 
 def test_round_trip_with_window_bytes(path: Path) -> None:
     s = AppSettings(theme="dark", runner_port=8765, share_runner=True, first_run_done=True,
-                    runtime="cuda12", window_geometry=b"\x01\xd9\xd0\xcb\x00\x03\xff",
+                    serve_models=True, runtime="cuda12", window_geometry=b"\x01\xd9\xd0\xcb\x00\x03\xff",
                     window_state=b"\x00state")
     save_settings(s, path)
     assert load_settings(path) == s
@@ -93,13 +93,15 @@ def test_an_unreadable_file_is_left_alone(path: Path) -> None:
 
 def test_one_bad_value_falls_back_alone(path: Path, caplog: pytest.LogCaptureFixture) -> None:
     write(path, {"version": 1, "theme": "purple", "runner_port": 80, "share_runner": "yes",
-                 "first_run_done": True, "runtime": ["not", "a", "name"], "window_geometry": "%%% not base64",
+                 "serve_models": 1, "first_run_done": True, "runtime": ["not", "a", "name"],
+                 "window_geometry": "%%% not base64",
                  "window_state": st.to_json(AppSettings(window_state=b"ok"))["window_state"]})
     with caplog.at_level(logging.WARNING, logger="app.settings"):
         s = load_settings(path)
     assert s == AppSettings(first_run_done=True, window_state=b"ok")
     warned = " ".join(r.getMessage() for r in caplog.records)
-    for key in ("theme", "runner_port", "share_runner", "window_geometry", "runtime"):
+    for key in ("theme", "runner_port", "share_runner", "serve_models", "window_geometry",
+                "runtime"):
         assert key in warned
     assert path.exists()  # the file itself is ours and kept
 

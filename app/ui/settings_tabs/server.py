@@ -58,6 +58,13 @@ class ServerBox(Section):
             "can use every model of your library through Hearth's model server: each model "
             "loads when a program asks for it and unloads when idle. Run 'hearth serve', or "
             "let it start when you log in. It listens at the port above, with the same key.")))
+        self.window_check = QCheckBox(tr("Run the model server while Hearth is open"))
+        self.window_check.setToolTip(tr("Hearth starts it when none runs yet, and stops the one "
+                                        "it started when it closes. The model you load in the "
+                                        "chat is served through it too."))
+        self.window_check.setChecked(edit.settings.serve_models)
+        self.window_check.toggled.connect(lambda on: edit.update(serve_models=on))
+        self.body.addWidget(self.window_check)
         self.login_check = QCheckBox(tr("Start the model server when I log in"))
         self.login_check.setChecked(self._enabled_now())
         self.login_check.toggled.connect(self._on_login_toggled)
