@@ -10,6 +10,8 @@ model stays loaded once idle, until another request says otherwise.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -17,7 +19,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 from starlette.applications import Starlette
@@ -47,6 +49,7 @@ _PATH = re.compile(r"(?<![\w:/.~])(?:/[^/\s'\"]+)+/([^/\s'\"]+)|"
                    r"\b[A-Za-z]:\\(?:[^\\\s'\"]+\\)+([^\\\s'\"]+)")
 
 Handler = Callable[[Request], Awaitable[Response]]
+T = TypeVar("T")
 
 
 class BadRequest(Exception):
@@ -209,8 +212,12 @@ async def answer(request: Request, manager: Manager, lease: Lease, path: str,
                 response = await open_stream(http, lease, path, body)
                 return StreamingResponse(stream(response, lease), media_type=media,
                                          headers={"Cache-Control": "no-cache"})
-            data = await call(http, lease, path, body)
+            data = await unless_gone(request, call(http, lease, path, body))
             lease.release()
+            if data is None:  # nobody to answer: the runner's request was ended with it
+                log.info("a client left before its reply from %s: its request was ended",
+                         lease.slot.entry.id)
+                return Response(status_code=499)
             return JSONResponse(reply(data))
         except UpstreamError as exc:
             tokens = context_outgrown(exc) if attempt < 3 else None
@@ -229,6 +236,33 @@ async def answer(request: Request, manager: Manager, lease: Lease, path: str,
         except ModelError as exc:
             return error(exc.status, str(exc), None, exc)
     raise AssertionError("unreachable: the third attempt returns")
+
+
+async def unless_gone(request: Request, work: Awaitable[T]) -> T | None:
+    """``work``'s result, or None when the client goes away first: ``work`` is then cancelled,
+    which closes its connection to the runner, and the runner stops generating (as a streamed
+    reply's does). Without this a client that gave up would hold the model busy, unevictable,
+    until its whole reply was made."""
+    task = asyncio.ensure_future(work)
+
+    async def gone() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(gone())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # the server is stopping: the runner's request ends too
+        task.cancel()
+        raise
+    finally:
+        watcher.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
 
 
 def forwarder(manager: Manager, path: str, embedding: bool = False) -> Handler:

@@ -340,3 +340,27 @@ def test_a_model_loaded_again_reuses_its_dry_run(tmp_path: Path) -> None:
         planned = [line for line in server.stderr if "planned alpha.gguf" in line]
         assert len(planned) == 2
         assert "earlier load" not in planned[0] and "earlier load" in planned[1]
+
+
+def test_a_client_that_leaves_before_its_whole_reply_ends_the_runners_request(
+        tmp_path: Path) -> None:
+    """A non-streaming request whose client gives up (a time-out, a closed editor): the server
+    ends its request to the runner too, so the model is free (and evictable) again instead of
+    generating thousands of tokens for nobody."""
+    import httpx2
+
+    from tests.fixtures.models import BENCH
+
+    with running(tmp_path, "--no-dry-run", models=()) as server:
+        add_model(tmp_path, "bench.gguf", model_path(BENCH))
+        with server.client() as http:
+            http.post("/v1/completions", json={"model": "bench", "prompt": "hi", "max_tokens": 1})
+            with pytest.raises(httpx2.ReadTimeout):  # the client gives up and goes away
+                http.post("/v1/completions", timeout=httpx2.Timeout(10.0, read=1.0), json={
+                    "model": "bench", "prompt": "the world", "max_tokens": 6000,
+                    "ignore_eos": True})
+        until(lambda: any("a client left before its reply from bench.gguf" in line
+                          for line in server.stderr), "the request ended with its client")
+        until(lambda: server.resident()["bench.gguf"]["requests"] == 0, "the model free again")
+        with _client(server) as client:
+            assert _say(client, "bench") == "bench.gguf"
