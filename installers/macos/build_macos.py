@@ -550,7 +550,7 @@ def build(dist: Path, skip_runtime: bool, identity: str, profile: str) -> list[s
             ICNS.unlink(missing_ok=True)  # a build product; the tree stays as it was
 
     app = dist / f"{APP_NAME}.app"
-    for exe in (MAIN_EXECUTABLE, "hearth-runner"):
+    for exe in (MAIN_EXECUTABLE, "hearth-runner", "hearth-server"):
         if not (app / "Contents" / "MacOS" / exe).is_file():
             raise SystemExit(f"{app} has no Contents/MacOS/{exe}: the spec did not make the expected app")
     for link, dest in relocate_data(app):

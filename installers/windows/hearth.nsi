@@ -140,6 +140,7 @@ delete them yourself if you no longer want them."
       StrCpy $R1 ""
       !insertmacro _HEARTH_IF_LOCKED "$INSTDIR\hearth.exe"
       !insertmacro _HEARTH_IF_LOCKED "$INSTDIR\hearth-runner.exe"
+      !insertmacro _HEARTH_IF_LOCKED "$INSTDIR\hearth-server.exe"
       ${If} $R1 == ""
         Return
       ${EndIf}

@@ -1,5 +1,6 @@
 """The Linux package, end to end: freeze, build the .deb, install it into a temporary root,
-start the installed app, plan and chat through the installed runner, uninstall.
+start the installed app, plan and chat through the installed runner and model server,
+uninstall.
 
 Slow (PyInstaller takes about two minutes on 2 cores); skipped where dpkg or PyInstaller is
 missing. The portable CPU runtime must have been built (installers/dev.py does it).
@@ -157,6 +158,42 @@ def test_the_installed_runner_loads_a_model_and_answers(installed: Installed) ->
     build = status["build"]
     assert build["runtime"]["name"] == "cpu-portable", build
     assert build["cpu_variant"], build
+
+
+def test_the_installed_model_server_serves_a_library_model(installed: Installed) -> None:
+    """``hearth serve`` becomes the bundled hearth-server (issue 29), which loads a library
+    model on request with the bundled runner and runtime, and exits cleanly on SIGTERM."""
+    import json
+    import signal
+
+    import openai
+
+    from tests.integration import server_rig
+
+    home = Path(installed.env["HEARTH_HOME"]) / "serve"
+    server_rig.add_model(home, "alpha.gguf")
+    server_rig._put_key(home)  # the key in the owner-only file (no keyring here)
+    env = dict(installed.env, HEARTH_HOME=str(home), HEARTH_MODELS_DIR=str(home / "models"),
+               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    process = subprocess.Popen(
+        [str(installed.root / "usr/bin/hearth"), "serve", "--port", "0", "--no-dry-run",
+         "--runtime", str(installed.root / "opt/hearth/runtimes/cpu-portable")],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        assert process.stdout is not None
+        listening = json.loads(process.stdout.readline() or "{}")
+        assert listening.get("event") == "listening", process.stderr.read() if \
+            process.stderr and process.poll() is not None else listening
+        with openai.OpenAI(base_url=listening["url"] + "/v1", api_key=server_rig.KEY,
+                           max_retries=0, timeout=120) as client:
+            reply = client.chat.completions.create(
+                model="alpha", messages=[{"role": "user", "content": "hello"}], max_tokens=4)
+        assert reply.choices[0].message.content
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(60)
+    assert code == 0, process.stderr.read() if process.stderr else code
 
 
 def test_removing_the_package_leaves_no_file_behind(installed: Installed) -> None:

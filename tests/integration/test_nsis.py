@@ -31,6 +31,7 @@ def stand_in_payload(folder: Path) -> Path:
     files = {
         "hearth.exe": "the GUI",
         "hearth-runner.exe": "the runner",
+        "hearth-server.exe": "the model server",
         "_internal/x.dll": "a library",
         "runtimes/cpu-portable/manifest.json": '{"name": "cpu-portable", "backend": "cpu"}\n',
         "runtimes/cpu-portable/lib/ggml.dll": "a runtime library",
@@ -64,7 +65,8 @@ def test_the_installer_compiles_cleanly(tmp_path: Path) -> None:
     # a verbose run lists each file of the stand-in payload.
     verbose = makensis([*cmd[:-1], "-V4", cmd[-1]])  # the last -V wins
     assert verbose.returncode == 0, verbose.stdout + verbose.stderr
-    for name in ("hearth.exe", "hearth-runner.exe", "x.dll", "manifest.json", "ggml.dll"):
+    for name in ("hearth.exe", "hearth-runner.exe", "hearth-server.exe", "x.dll", "manifest.json",
+                 "ggml.dll"):
         assert f'File: "{name}"' in verbose.stdout, name
 
 
