@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import json
 
-from tests.bench.server import budget_mib, chunk_content, cold_target_s, smaps_memory, within
+from tests.bench.server import (
+    budget_mib,
+    chunk_content,
+    cold_target_s,
+    smaps_committed,
+    smaps_memory,
+    within,
+)
 
 SMAPS = """\
 55d0c0000000-55d0c0021000 r--p 00000000 fe:01 123 /usr/bin/python3.11
@@ -35,6 +42,13 @@ def test_smaps_memory_sums_the_model_files_pages_and_all_anonymous_memory() -> N
     assert file_rss == (95436 + 4) * 1024  # a path with a space, two mappings
     assert anon == (65536 + 512 + 4) * 1024
     assert smaps_memory(SMAPS, "/tmp/home/models/other.gguf")[0] == 0
+
+
+def test_smaps_committed_sums_the_files_mappings_and_private_writable_ones() -> None:
+    file_size, anon_size = smaps_committed(SMAPS, "/tmp/home/models/bench a.gguf")
+    assert file_size == 95436 * 1024  # the second mapping gives no Size line
+    assert anon_size == (65536 + 1024) * 1024  # the buffer and [heap], not python's text
+    assert smaps_committed(SMAPS, "/tmp/home/models/other.gguf") == (0, (65536 + 1024) * 1024)
 
 
 def test_chunk_content_is_the_deltas_text_only() -> None:
