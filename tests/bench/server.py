@@ -29,7 +29,8 @@ comparison decode the same tokens.
    alternating A, B, A, B (what an agent switching models does), then two clients at once (one
    per model). Total completion tokens over wall time; medians over the rounds. Each runner is
    given every core by its plan, so two decoding at once share them.
-3. **Eviction and memory** (target: the measured memory within 3 % of the planner's).
+3. **Eviction and memory** (target: the memory the runners were given within 3 % of the
+   planner's accounting; what they touched is reported beside it).
    A third server with ``--memory-budget-mib`` at 2.5 times one model's planned memory (read
    from the first server's ``GET /hearth/models``): A, B, A, then C. C must be served after B
    (the least recently used) is unloaded, with A and C resident. Every request there has a
@@ -55,6 +56,15 @@ comparison decode the same tokens.
    copies are anonymous memory beyond the mapped file (the file's pages were read for them and
    stay mapped), and the compute buffer's worst case (logits for a whole batch) is reserved
    but never touched by chat requests. Linux only (smaps); elsewhere this row reads n/a.
+
+   Which of the two carries the target. Memory runs out by what is given, not by what is
+   touched: a GPU backend's buffers hold their whole size in VRAM from the moment they are
+   made, Windows charges every allocation to the commit limit whether touched or not, and a
+   batch of logits that a request does ask for touches the whole compute buffer. So the target
+   is the committed figure, from the same smaps: the model file's mappings (``Size``) plus the
+   private writable mappings without a file (``Size``: the heap, malloc's and llama.cpp's
+   buffers) beyond the runner's own, calibrated on the tiny model as above. The touched figure
+   (``Rss``, as above) is printed beside it, with its breakdown.
 
     .venv/bin/python -m tests.bench.server              # the table (3 to 4 minutes on 2 cores)
     .venv/bin/python -m tests.bench.server --rounds 5   # more rounds, medians
@@ -509,19 +519,19 @@ def part_evict(home: Path, need: int, status: dict[str, Any], report: Report) ->
     report.notes.append(f"memory budget {budget} MiB; one bench model's planned memory "
                         f"{need / MiB:.1f} MiB")
     if memory is None:
-        report.rows.append(Row("memory A + C: measured / planner", "n/a", "within 3 %", "n/a"))
+        report.rows.append(Row("memory A + C: committed / planner", "n/a", "within 3 %", "n/a"))
     else:
-        ratio = memory.measured / memory.predicted
-        good = within(memory.measured, memory.predicted)
-        report.rows.append(Row("memory A + C: resident (touched) / planner",
-                               f"{memory.measured / MiB:.1f} / {memory.predicted / MiB:.1f} MiB "
-                               f"= {ratio:.3f}", "within 3 %", _verdict(good)))
-        if not good:
-            report.missed.append("memory")
         given = memory.committed / memory.predicted
+        good = within(memory.committed, memory.predicted)
         report.rows.append(Row("memory A + C: committed (given) / planner",
                                f"{memory.committed / MiB:.1f} / {memory.predicted / MiB:.1f} MiB "
-                               f"= {given:.3f}", "(reported)"))
+                               f"= {given:.3f}", "within 3 %", _verdict(good)))
+        if not good:
+            report.missed.append("memory")
+        ratio = memory.measured / memory.predicted
+        report.rows.append(Row("memory A + C: resident (touched) / planner",
+                               f"{memory.measured / MiB:.1f} / {memory.predicted / MiB:.1f} MiB "
+                               f"= {ratio:.3f}", "(reported)"))
         report.rows.append(Row("memory A + C: whole runners' RSS / planner",
                                f"{memory.whole / MiB:.1f} / {memory.predicted / MiB:.1f} MiB = "
                                f"{memory.whole / memory.predicted:.3f}", "(reported)"))
