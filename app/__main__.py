@@ -329,9 +329,16 @@ class Gui:
         self.tasks.cancel_jobs()
         self.hub_client.close()
         self.store.close()
+        # Short calls still running (a look for the model server asked at the first frame)
+        # finish while the objects they report to exist: a daemon thread that outlives them
+        # and delivers into a destroyed QObject at exit crashes the process (seen in the cold-
+        # start benchmark, which quits right after the first frame).
+        for lane in (self.tasks, self.polls):
+            lane.wait(SHUTDOWN_WAIT_MS)
 
 
 T = TypeVar("T")
+SHUTDOWN_WAIT_MS = 2000  # for short calls only: a hung one (a stuck keyring) delays exit so long
 
 
 class _Shared(Generic[T]):
