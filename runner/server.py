@@ -16,7 +16,7 @@ import math
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
@@ -305,6 +305,7 @@ def create_app(state: RunnerState, key: str | None, loopback_only: bool = True) 
 
     async def chat(body: ChatRequest, request: Request) -> Response:
         _require_generation(state)
+        _refuse_other_than_text(body.messages)
         messages = [_plain_message(m) for m in body.messages]
         tools = [t.model_dump(exclude_none=True) for t in body.tools] if body.tools else None
         tool_stream, tool_grammar = _tool_setup(state, body, tools)
@@ -741,12 +742,34 @@ def _plain_message(m: ChatMessage) -> dict[str, Any]:
     out["role"] = m.role
     if isinstance(out.get("tool_calls"), list):
         out["tool_calls"] = [_template_call(c) for c in out["tool_calls"]]
-    if isinstance(m.content, list):
-        # Text parts only; the runner has no vision projector loaded.
+    if isinstance(m.content, list):  # text parts only (_refuse_other_than_text)
         out["content"] = "".join(p.text or "" for p in m.content if p.type == "text")
     else:
         out["content"] = m.content or ""
     return out
+
+
+# What a part that is not text is, in the words of the refusal.
+_PART_KINDS = {"image_url": "an image", "image": "an image", "input_image": "an image",
+               "input_audio": "audio", "audio": "audio", "file": "a file",
+               "input_file": "a file", "video_url": "a video"}
+
+
+def _refuse_other_than_text(messages: Sequence[ChatMessage]) -> None:
+    """A part the model cannot take (an image for a model loaded with no vision projector)
+    is refused, not dropped: a reply to the text alone would describe a picture it never saw."""
+    for i, m in enumerate(messages):
+        if not isinstance(m.content, list):
+            continue
+        for j, part in enumerate(m.content):
+            if part.type == "text":
+                continue
+            what = _PART_KINDS.get(part.type, f"a part of type {part.type[:40]!r}")
+            raise ApiError(400, (
+                f"messages[{i}].content[{j}] is {what}, and this model takes text only: it was "
+                "loaded without a vision projector (an mmproj file), so it cannot see images. "
+                "Send text only, or load a model with image input."),
+                code="unsupported_content")
 
 
 def _template_call(call: Any) -> Any:

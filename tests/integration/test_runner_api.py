@@ -175,6 +175,24 @@ def test_chat_content_parts(http: httpx2.Client) -> None:
     assert data["usage"]["prompt_tokens"] > 0
 
 
+def test_an_image_for_a_model_without_a_projector_is_a_400_that_says_so(
+        http: httpx2.Client) -> None:
+    """It was dropped: the model answered the text alone as if it had seen the picture."""
+    png = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8"
+           "/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==")
+    for part, what in (({"type": "image_url", "image_url": {"url": png}}, "an image"),
+                       ({"type": "input_audio", "input_audio": {"data": "", "format": "wav"}},
+                        "audio")):
+        messages = [{"role": "user", "content": [{"type": "text", "text": "what is this?"},
+                                                 part]}]
+        resp = http.post("/v1/chat/completions", json={"messages": messages, "max_tokens": 3})
+        assert resp.status_code == 400, resp.text
+        error = resp.json()["error"]
+        assert error["code"] == "unsupported_content", error
+        assert f"messages[0].content[1] is {what}" in error["message"], error
+        assert "vision projector" in error["message"], error
+
+
 def test_app_client_streams(runner: Runner) -> None:
     with RunnerClient(runner.url, runner.key) as client:
         assert client.health().status == "ok"
