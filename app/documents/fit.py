@@ -1,0 +1,101 @@
+"""What of the attached documents goes into the model's context (no Qt).
+
+When everything fits the room left (counted with the tokenizer the caller gives: the runner's
+where one runs), the documents go in whole. Otherwise the passages that best answer the
+question (app/documents/index.py, BM25), as many as fit, in their documents' order; a question
+that shares no word with any passage gets each document's beginning. Each passage is headed
+by its source in brackets, so the model can cite it, and the note says what went in ("3
+passages from report.pdf, pages 4, 9, 12").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.documents.extract import Document
+from app.documents.index import PassageIndex
+from app.documents.passages import Passage
+
+# Passages asked of the index at most; more than ever fit a context, so the budget decides.
+MAX_CANDIDATES = 64
+HEADER = ("The person attached these documents. Answer from them where they say, and cite the "
+          "source in brackets, e.g. [report.pdf, page 4].")
+
+Count = Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class Used:
+    """What of one document went in: whole, or passages (their places, in order)."""
+
+    name: str
+    whole: bool
+    passages: int = 0
+    places: tuple[str, ...] = ()  # "page 4", ... ("" places left out)
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"name": self.name, "whole": self.whole, "passages": self.passages,
+                "places": list(self.places)}
+
+
+@dataclass(frozen=True)
+class Fitted:
+    text: str  # the block sent before the person's question ("" when nothing fits)
+    used: tuple[Used, ...]
+    tokens: int
+
+
+def fit(documents: Sequence[tuple[int, Document]], question: str, budget: int, count: Count,
+        index: PassageIndex) -> Fitted:
+    """The block for ``documents`` (each with its index id) within ``budget`` tokens."""
+    whole = _block([(d.name, "", d.text) for _, d in documents])
+    tokens = count(whole)
+    if tokens <= budget:
+        return Fitted(whole, tuple(Used(d.name, True) for _, d in documents), tokens)
+    ids = [doc_id for doc_id, _ in documents]
+    candidates = index.search(question, ids, MAX_CANDIDATES)
+    if not candidates:  # no word in common: each document's beginning
+        candidates = _beginnings([index.all_passages(i) for i in ids])
+    room = budget - count(_block([]))
+    chosen: list[Passage] = []
+    for passage in candidates:
+        size = count(_entry(passage.source, passage.text))
+        if size <= room:
+            chosen.append(passage)
+            room -= size
+    names = [d.name for _, d in documents]
+    chosen.sort(key=lambda p: (names.index(p.document) if p.document in names else len(names),
+                               p.number))
+    text = _block([(p.document, p.where, p.text) for p in chosen]) if chosen else ""
+    used = tuple(_used(name, [p for p in chosen if p.document == name]) for name in names)
+    return Fitted(text, tuple(u for u in used if u.passages), count(text) if text else 0)
+
+
+def _used(name: str, chosen: list[Passage]) -> Used:
+    places = tuple(dict.fromkeys(p.where for p in chosen if p.where))
+    return Used(name, False, len(chosen), places)
+
+
+def _beginnings(per_document: list[list[Passage]]) -> list[Passage]:
+    """Passages taken in turns from each document's start."""
+    out: list[Passage] = []
+    for row in range(max((len(p) for p in per_document), default=0)):
+        out += [p[row] for p in per_document if row < len(p)]
+    return out
+
+
+def _entry(source: str, text: str) -> str:
+    return f"[{source}]\n{text}\n\n"
+
+
+def _block(entries: list[tuple[str, str, str]]) -> str:
+    body = "".join(_entry(f"{name}, {where}" if where else name, text)
+                   for name, where, text in entries)
+    return f"{HEADER}\n\n{body}".rstrip() + "\n"
+
+
+def with_documents(block: str, question: str) -> str:
+    """The user message the model is sent: the documents, then the question."""
+    return f"{block}\n---\n\n{question}" if block else question
