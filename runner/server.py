@@ -131,6 +131,10 @@ class CompletionRequest(_Sampling):
     logprobs: int | None = Field(default=None, ge=0, le=20)
 
 
+class CountRequest(_Open):
+    texts: list[str] = Field(max_length=1024)
+
+
 class EmbeddingRequest(_Open):
     input: str | list[str] | list[int] | list[list[int]]
     model: str | None = None
@@ -322,6 +326,16 @@ def create_app(state: RunnerState, key: str | None, loopback_only: bool = True) 
     chat.__annotations__["body"] = _chat_request_model(state.limits.max_messages)
     app.post("/v1/chat/completions", response_model=None)(chat)
 
+    @app.post("/runner/tokens", response_model=None)
+    async def count_tokens(body: CountRequest) -> dict[str, Any]:
+        """How many tokens each text is for this model (no special tokens added): what fits
+        its context is counted here, not guessed. A count at or above ``context`` means "at
+        least that many" (a longer text is not tokenized to the end)."""
+        _require_ready(state)
+        context = state.scheduler.slot_ctx
+        counts = await _off_loop(state, lambda: [_count(state, t, context) for t in body.texts])
+        return {"counts": counts, "context": context}
+
     @app.post("/v1/completions", response_model=None)
     async def completions(body: CompletionRequest, request: Request) -> Response:
         _require_generation(state)
@@ -483,6 +497,15 @@ def _bounded_tokens(state: RunnerState, text: str, add_bos: bool) -> list[int]:
     except ContextLengthExceeded as exc:
         raise ApiError(400, str(exc), code="context_length_exceeded") from None
     return tokens
+
+
+def _count(state: RunnerState, text: str, context: int) -> int:
+    from runner.engine import ContextLengthExceeded
+
+    try:
+        return len(state.model.tokenize(text, add_bos=False, special=False, context=context))
+    except ContextLengthExceeded as exc:
+        return exc.n_prompt
 
 
 def _short(text: str, limit: int) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +92,17 @@ class RunnerClient:
 
     def models(self) -> list[dict[str, Any]]:
         return list(_json(self._request("GET", "/v1/models")).get("data", []))
+
+    def count_tokens(self, texts: Sequence[str]) -> tuple[list[int], int]:
+        """Each text's tokens for the loaded model, and its context (a count at or above the
+        context means "at least that many"): Hearth's runner's ``/runner/tokens``."""
+        data = _json(self._request("POST", "/runner/tokens", json={"texts": list(texts)}))
+        counts, context = data.get("counts"), data.get("context")
+        if not isinstance(counts, list) or len(counts) != len(texts) or \
+                not all(isinstance(n, int) for n in counts) or not isinstance(context, int):
+            raise RunnerError(T_("The runner at {url} answered a token count Hearth does not "
+                                 "understand.", url=self.base_url))
+        return counts, context
 
     def chat(self, messages: list[dict[str, Any]], **params: Any) -> dict[str, Any]:
         body = {"messages": messages, "stream": False, **params}

@@ -752,3 +752,18 @@ def test_completions_prompt_shapes(oai: openai.OpenAI, http: httpx2.Client) -> N
         assert http.post("/v1/completions", json={"prompt": bad}).status_code == 400, bad
     resp = http.post("/v1/completions", json={"prompt": texts, "stream": True})
     assert resp.status_code == 400 and "one prompt" in resp.json()["error"]["message"]
+
+
+def test_the_runner_counts_tokens_for_what_fits_its_context(runner: Runner) -> None:
+    """/runner/tokens (issue 30): documents are fitted to the context with the model's own
+    tokenizer. A text longer than the context is counted "at least" without being tokenized to
+    its end."""
+    with RunnerClient(runner.url, runner.key) as client:
+        (one, two, long), context = client.count_tokens(["hello", "hello hello", "hello " * 50_000])
+        status = client.status()
+    assert 0 < one < two <= 2 * one + 1
+    assert long >= context > two
+    with runner.client() as http:
+        too_many = http.post("/runner/tokens", json={"texts": ["x"] * 2000})
+        assert too_many.status_code == 400
+    assert status["requests"]["active"] == 0
