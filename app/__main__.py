@@ -160,8 +160,7 @@ def run_gui(model: str | None = None, load: bool = False, runtime: str | None = 
     _no_collection_until_first_frame()
 
     # Before Qt loads: a missing xcb library would end in Qt's own abort, which names no package.
-    # The message goes to the terminal, the log and the desktop (started from the menu, no one
-    # reads the terminal).
+    # The message goes to the terminal, the log and the desktop (started from the menu).
     if not qtdeps.check_qt_libraries(sys.stderr, tell=notify_failure.tell):
         return 1
     from PySide6.QtWidgets import QApplication, QMessageBox
