@@ -425,6 +425,9 @@ def compose(parent: QObject, *, store_path: Path | None = None,
         core.tasks.hold()
     models = _getting_models(parent, core, current)
     window, discover = _main_window(parent, core, models, runner_flags)
+    from app.services.documents import DocumentService
+
+    window.chat_panel.use_documents(DocumentService(core.tasks, parent=window))
     window.settings_requested.connect(
         _settings_opener(core, models, current, apply_theme, window))
     if show_welcome:

@@ -30,6 +30,7 @@ from app.chat.fold import fold
 from app.chat.message import Message
 from app.chat.source import ReplySource
 from app.chat.streaming import Reasoned, split_reasoning
+from app.chat.transcript import DOCUMENTS_USED
 
 if TYPE_CHECKING:  # markdown-it and Pygments are imported when the first message is rendered:
     # a tenth of a second that the window's start need not wait for (it shows no message yet)
@@ -90,6 +91,12 @@ class Words:
     show_less: str = "Show less"
     speed: str = "{speed} tokens/s"
     sent_whole: str = "{source} (sent whole: the server does not stream)"
+    # The line under a question with documents (app/chat/transcript.py DOCUMENTS_USED).
+    documents: str = "With this message:"
+    document_whole: str = "{name} (whole)"
+    document_passage: str = "1 passage from {name}"
+    document_passages: str = "{count} passages from {name}"
+    page: str = "page {number}"
     # The notes under a reply (app/chat/transcript.py's, stored in English): (English, shown).
     notes: tuple[tuple[str, str], ...] = ()
 
@@ -425,7 +432,7 @@ def render_message(m: Message, theme: Theme, streaming: bool = False, *,
         body = render_markdown(folded.text, theme, copy) if folded.text else ""
     if streaming:
         body = _with_cursor(body)
-    tail = render_note(m, theme)
+    tail = render_documents(m, theme, index) + render_note(m, theme)
     if index is not None and not streaming:
         tail += render_footer(m, theme, index, whole=True if whole else (False if cut else None))
     return render_name(m, theme) + head + body + tail
@@ -487,6 +494,41 @@ def render_reasoning(reasoned: Reasoned, theme: Theme, index: int | None,
         out += (f'<blockquote style="color:{theme.muted}">'
                 f"{render_markdown(fold(reasoned.reasoning).text, theme)}</blockquote>\n")
     return out
+
+
+def render_documents(m: Message, theme: Theme, index: int | None) -> str:
+    """The muted line under a question with documents: what of each went in ("3 passages from
+    report.pdf, page 4, page 9"), each name a link that opens the file. The links come from
+    Hearth's own record of what the person attached, never from a message's text."""
+    used = m.meta.get(DOCUMENTS_USED) if m.role == "user" else None
+    if not isinstance(used, list):
+        return ""
+    words = theme.words
+    parts = []
+    for n, u in enumerate(used):
+        if not isinstance(u, dict) or not isinstance(u.get("name"), str):
+            continue
+        name = escape_text(u["name"])
+        if index is not None:
+            name = (f'<a href="{ACTION_SCHEME}:open-doc/{index}/{n}" style="color:{theme.link}; '
+                    f'text-decoration:none">{name}</a>')
+        count = u.get("passages")
+        if u.get("whole") is True or not isinstance(count, int):
+            parts.append(escape_text(words.document_whole).format(name=name))
+            continue
+        template = words.document_passage if count == 1 else words.document_passages
+        text = escape_text(template).format(name=name, count=count)
+        places = [_place(p, words) for p in u.get("places") or [] if isinstance(p, str)]
+        parts.append(", ".join([text, *(escape_text(p) for p in places)]))
+    if not parts:
+        return ""
+    return (f'<p style="color:{theme.muted}">{escape_text(words.documents)} '
+            f'{"; ".join(parts)}</p>\n')
+
+
+def _place(place: str, words: Words) -> str:
+    head, _, number = place.partition(" ")
+    return words.page.format(number=number) if head == "page" and number.isdigit() else place
 
 
 def render_note(m: Message, theme: Theme) -> str:

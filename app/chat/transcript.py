@@ -18,6 +18,19 @@ from typing import Any
 
 from app.chat.message import Message
 
+# A user message's attached documents, kept in its meta so that a Regenerate, an edit or a
+# restart sends the same: the block the model is sent before the message's text
+# (app/documents/fit.py) and what of each document went in ({"name", "whole", "passages",
+# "places"} each), which the chat shows under the message.
+DOCUMENTS = "documents"
+DOCUMENTS_USED = "documents_used"
+
+
+def sent_text(m: Message) -> str:
+    """What the model is sent of ``m``: a question with documents gets them first."""
+    block = m.meta.get(DOCUMENTS) if m.role == "user" else None
+    return f"{block}\n---\n\n{m.content}" if isinstance(block, str) and block else m.content
+
 
 class ReplyEnd(Enum):
     """Why a reply ended."""
@@ -88,7 +101,9 @@ class Transcript:
         self._idle()
         i = self._index(question, "user")
         del self.messages[i:]
-        user = Message("user", text, parent=question.parent)
+        user = Message("user", text, parent=question.parent,
+                       meta={k: question.meta[k] for k in (DOCUMENTS, DOCUMENTS_USED)
+                             if k in question.meta})  # the words change, not the attachments
         self.messages.append(user)
         return user, self._live_after(user)
 
@@ -149,7 +164,7 @@ class Transcript:
                   if (m is not self.live or continuing) and (m.content or m.role != "assistant")]
         kept, dropped = trim_to_budget(chosen, budget, count or estimate_tokens)
         out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-        out += [{"role": m.role, "content": m.content} for m in kept]
+        out += [{"role": m.role, "content": sent_text(m)} for m in kept]
         return out, dropped
 
 
@@ -165,7 +180,7 @@ def trim_to_budget(messages: Sequence[Message], budget: int | None,
     items = list(messages)
     if budget is None:
         return items, 0
-    sizes = [count(m.content) for m in items]
+    sizes = [count(sent_text(m)) for m in items]
     total = sum(sizes)
     start = 0
     while total > budget and start < len(items) - 1:

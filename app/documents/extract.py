@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
 
+from app.documents.kinds import HTML_SUFFIXES, SUFFIXES
 from app.i18n import T_, TextError
 from app.jobs import CancelToken
 
@@ -30,17 +31,6 @@ MAX_FILE_BYTES = 200 * 2**20
 MAX_XML_BYTES = 64 * 2**20
 # Share of a text file's first 64 KiB that may be control characters before it is called binary.
 MAX_CONTROL_SHARE = 0.01
-
-TEXT_SUFFIXES = frozenset({
-    ".txt", ".md", ".markdown", ".rst", ".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml",
-    ".toml", ".ini", ".cfg", ".log", ".xml", ".tex", ".py", ".js", ".ts", ".tsx", ".jsx", ".java",
-    ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".go", ".rs", ".rb", ".php", ".swift", ".kt",
-    ".scala", ".sh", ".bash", ".zsh", ".ps1", ".sql", ".r", ".lua", ".pl", ".m", ".css", ".scss",
-    ".vue", ".svelte", ".dart", ".zig", ".nim", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj",
-})
-HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
-SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | {".pdf", ".docx"}
-
 
 class DocumentError(TextError):
     """A document that cannot be read; ``str()`` says which and what to do."""
@@ -63,11 +53,6 @@ class Document:
     @property
     def text(self) -> str:
         return "\n\n".join(s.text for s in self.sections)
-
-
-def readable(path: str | os.PathLike[str]) -> bool:
-    """Whether the file's kind is one Hearth reads (by its name)."""
-    return Path(path).suffix.lower() in SUFFIXES
 
 
 def extract(path: str | os.PathLike[str], token: CancelToken | None = None) -> Document:

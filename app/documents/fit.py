@@ -23,7 +23,8 @@ MAX_CANDIDATES = 64
 HEADER = ("The person attached these documents. Answer from them where they say, and cite the "
           "source in brackets, e.g. [report.pdf, page 4].")
 
-Count = Callable[[str], int]
+# Tokens of each text, in one call (one request to the runner for many passages).
+Count = Callable[[Sequence[str]], list[int]]
 
 
 @dataclass(frozen=True)
@@ -51,17 +52,17 @@ def fit(documents: Sequence[tuple[int, Document]], question: str, budget: int, c
         index: PassageIndex) -> Fitted:
     """The block for ``documents`` (each with its index id) within ``budget`` tokens."""
     whole = _block([(d.name, "", d.text) for _, d in documents])
-    tokens = count(whole)
+    (tokens,) = count([whole])
     if tokens <= budget:
         return Fitted(whole, tuple(Used(d.name, True) for _, d in documents), tokens)
     ids = [doc_id for doc_id, _ in documents]
     candidates = index.search(question, ids, MAX_CANDIDATES)
     if not candidates:  # no word in common: each document's beginning
         candidates = _beginnings([index.all_passages(i) for i in ids])
-    room = budget - count(_block([]))
+    header, *sizes = count([_block([]), *(_entry(p.source, p.text) for p in candidates)])
+    room = budget - header
     chosen: list[Passage] = []
-    for passage in candidates:
-        size = count(_entry(passage.source, passage.text))
+    for passage, size in zip(candidates, sizes, strict=True):
         if size <= room:
             chosen.append(passage)
             room -= size
@@ -70,7 +71,7 @@ def fit(documents: Sequence[tuple[int, Document]], question: str, budget: int, c
                                p.number))
     text = _block([(p.document, p.where, p.text) for p in chosen]) if chosen else ""
     used = tuple(_used(name, [p for p in chosen if p.document == name]) for name in names)
-    return Fitted(text, tuple(u for u in used if u.passages), count(text) if text else 0)
+    return Fitted(text, tuple(u for u in used if u.passages), budget - room if chosen else 0)
 
 
 def _used(name: str, chosen: list[Passage]) -> Used:
@@ -94,8 +95,3 @@ def _block(entries: list[tuple[str, str, str]]) -> str:
     body = "".join(_entry(f"{name}, {where}" if where else name, text)
                    for name, where, text in entries)
     return f"{HEADER}\n\n{body}".rstrip() + "\n"
-
-
-def with_documents(block: str, question: str) -> str:
-    """The user message the model is sent: the documents, then the question."""
-    return f"{block}\n---\n\n{question}" if block else question

@@ -151,15 +151,18 @@ class ChatSession(QObject):
                                      model=conv.model, settings=dict(conv.settings))
         self.conversation_changed.emit(self.transcript)
 
-    def send(self, text: str, endpoint: ChatEndpoint) -> bool:
+    def send(self, text: str, endpoint: ChatEndpoint,
+             documents: dict[str, Any] | None = None) -> bool:
         """Send the user's ``text``; False when a reply is streaming or the text is empty.
 
         ``endpoint``: where the reply is asked (the model in use: app/services/active_model.py);
-        its source is recorded in the reply's ``meta``."""
+        its source is recorded in the reply's ``meta``. ``documents``: the attached documents'
+        meta (app/chat/transcript.py DOCUMENTS, DOCUMENTS_USED), kept with the question."""
         text = text.strip()
         if not text or not self._idle():
             return False
         user, live = self.transcript.begin_reply(text)
+        user.meta.update(documents or {})
         return self._start(endpoint, user, live)
 
     def _reshow(self, *leaving: Message | None) -> None:
@@ -218,6 +221,15 @@ class ChatSession(QObject):
 
     def _idle(self) -> bool:
         return self._request is None and not self._streamer.busy
+
+    def room(self) -> int | None:
+        """Tokens the sent conversation may take (None: the context is not known)."""
+        return self._budget()
+
+    def sent_messages(self) -> list[dict[str, Any]]:
+        """What the next question would be sent after: the system prompt and the turns that
+        fit the room, as the model gets them."""
+        return self.transcript.api_messages(self.system_prompt, self._budget())[0]
 
     def _budget(self) -> int | None:
         """Tokens the sent messages may take: the context less room for the reply."""

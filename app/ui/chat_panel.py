@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -25,12 +26,16 @@ from app.services.active_model import ActiveModel
 from app.services.chat_session import ChatSession
 from app.services.protocols import ConversationsLike
 from app.services.runner_process import RunnerState
+from app.ui.attachments import Attachments
 from app.ui.chat_settings import ChatSettingsPanel
 from app.ui.chat_status import ChatStatus
 from app.ui.chat_view import ChatView
-from app.ui.lang import tr
+from app.ui.lang import tr, ui_text
 from app.ui.style.components import icon_button, tooltip_with_shortcut
 from app.ui.style.tokens import SPACING
+
+if TYPE_CHECKING:  # made by the composition root; not imported on the way to the first frame
+    from app.services.documents import DocumentService
 
 
 class MessageBox(QPlainTextEdit):
@@ -66,6 +71,7 @@ class ChatPanel(QWidget):
         self._editing: Message | None = None  # the question being edited (Edit and resend)
         self._branched = False  # the reply streaming now makes a new version
         self._current: Callable[[int | None], None] = lambda _conv: None  # the sidebar's mark
+        self._documents: DocumentService | None = None  # use_documents(): attaching shown
         self._build()
         self._follow_session(session)
         self._follow(active)
@@ -105,10 +111,18 @@ class ChatPanel(QWidget):
         self.continue_btn.setToolTip(tr("Let the model go on with its last reply, which was "
                                         "cut"))
         self.continue_btn.clicked.connect(self.continue_reply)
+        self.attachments = Attachments()
+        self.attachments.refused.connect(lambda text: self.notice.emit(text, 6000))
+        self.attach_btn = icon_button("file", tr("Attach documents"))
+        self.attach_btn.setToolTip(tr("Attach documents to your next message: text, Markdown, "
+                                      "code, PDF, DOCX, HTML"))
+        self.attach_btn.clicked.connect(self.attachments.choose)
+        self.attach_btn.hide()  # until use_documents()
         self.composer = QFrame()
         self.composer.setObjectName("composer")
         buttons = QVBoxLayout()
         buttons.setSpacing(SPACING.xs)
+        buttons.addWidget(self.attach_btn)
         buttons.addStretch(1)
         buttons.addWidget(self.stop_btn)
         buttons.addWidget(self.send_btn)
@@ -127,6 +141,7 @@ class ChatPanel(QWidget):
         column.setSpacing(SPACING.sm)
         column.addWidget(self.chat, 1)
         column.addLayout(above)
+        column.addWidget(self.attachments)
         column.addWidget(self.composer)
         column.addWidget(self.chat_status)
         # The conversation's settings: a drawer the window places beside the chat.
@@ -245,12 +260,27 @@ class ChatPanel(QWidget):
 
     # ---- chatting --------------------------------------------------------------------------
 
+    def use_documents(self, service: DocumentService) -> None:
+        """Attaching documents to a question, made ready by ``service`` when it is sent."""
+        self._documents = service
+        self.attach_btn.show()
+        service.ready.connect(self._send_with)
+        service.failed.connect(lambda text: self.notice.emit(ui_text(text), 10000))
+        service.busy_changed.connect(lambda _busy: self.update_buttons())
+
     def send(self) -> None:
         endpoint = self.active.endpoint
         if endpoint is None:
             return
         self.chat_settings.flush()  # an edit still waiting on its timer counts for this reply
         text = self.input.toPlainText()
+        if self._documents is not None and self.attachments.paths and self._editing is None \
+                and text.strip() and not self.session.busy:
+            history = [m["content"] for m in self.session.sent_messages()]
+            self._documents.prepare(self.attachments.paths, text.strip(), endpoint,
+                                    self.session.room(), history)
+            self.notice.emit(tr("Reading the attached documents…"), 0)
+            return
         if self._editing is not None:
             sent = self._branched = self.session.edit_and_resend(self._editing, text, endpoint)
         else:
@@ -258,6 +288,15 @@ class ChatPanel(QWidget):
         if sent:
             self.input.clear()
             self.cancel_edit()
+
+    def _send_with(self, documents: dict[str, Any]) -> None:
+        """The attached documents are ready: the question goes with them."""
+        endpoint = self.active.endpoint
+        if endpoint is not None and self.session.send(self.input.toPlainText(), endpoint,
+                                                      documents):
+            self.input.clear()
+            self.attachments.clear()
+            self.notice.emit("", 0)
 
     def continue_reply(self) -> None:
         messages = self.session.transcript.messages
@@ -321,7 +360,8 @@ class ChatPanel(QWidget):
     def update_buttons(self) -> None:
         streaming = self.session.busy
         ready = self.active.endpoint is not None
-        self.send_btn.setEnabled(ready and not streaming)
+        reading = self._documents is not None and self._documents.busy
+        self.send_btn.setEnabled(ready and not streaming and not reading)
         self.stop_btn.setEnabled(streaming)
         # One of the two in the composer's corner: Send, or Stop while a reply streams.
         self.send_btn.setVisible(not streaming)

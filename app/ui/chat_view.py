@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -66,7 +67,7 @@ from app.chat.render import (
     render_message,
     render_placeholder,
 )
-from app.chat.transcript import ReplyEnd, end_note
+from app.chat.transcript import DOCUMENTS_USED, ReplyEnd, end_note
 from app.ui.chat_bar import BarPlace, MessageBar
 from app.ui.chat_document import (
     Blocks,
@@ -109,6 +110,9 @@ def words() -> Words:
         show_all_window=tr("Show all in a window ({count} characters)"),
         show_less=tr("Show less"), speed=tr("{speed} tokens/s"),
         sent_whole=tr("{source} (sent whole: the server does not stream)"),
+        documents=tr("With this message:"), document_whole=tr("{name} (whole)"),
+        document_passage=tr("1 passage from {name}"),
+        document_passages=tr("{count} passages from {name}"), page=tr("page {number}"),
         notes=_notes())
 
 
@@ -479,6 +483,15 @@ class ChatView(QTextBrowser):
             log.warning("Refused to open a link from the chat (only http, https and mailto "
                         "links open): %.200s", text)
 
+    def _open_document(self, message: Message, n: int) -> None:
+        """A document the person attached to ``message``, opened in its own app: the path is
+        Hearth's record of the attachment (the message's meta), never text from a reply."""
+        used = message.meta.get(DOCUMENTS_USED)
+        entry = used[n] if isinstance(used, list) and 0 <= n < len(used) else None
+        path = entry.get("path") if isinstance(entry, dict) else None
+        if isinstance(path, str) and os.path.isfile(path):
+            (self._open_url or QDesktopServices.openUrl)(QUrl.fromLocalFile(path))
+
     def _on_action(self, path: str) -> None:
         """``copy/3``, ``copy-code/3/1``, ``think/3``, ``whole/3``, ``edit/3``, ``regenerate/3``,
         ``prev/3``…"""
@@ -504,6 +517,8 @@ class ChatView(QTextBrowser):
                 unfolded.add(index)
             with self._keeping_scroll():
                 self._rebuild()
+        elif kind == "open-doc" and len(numbers) > 1:
+            self._open_document(message, numbers[1])
         elif kind == "copy":
             QApplication.clipboard().setText(message.content)
             self.copied.emit("the message")

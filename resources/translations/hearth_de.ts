@@ -1944,6 +1944,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Der Runner hat mit etwas anderem als einer Geräteliste geantwortet.</translation>
     </message>
     <message>
+        <source>The runner at {url} answered a token count Hearth does not understand.</source>
+        <translation>Der Runner unter {url} hat eine Tokenzählung geliefert, die Hearth nicht versteht.</translation>
+    </message>
+    <message>
         <source>The runner sent {error} in one piece of its reply; Hearth stopped reading it. Restart the model.</source>
         <translation>Der Runner hat in einem Teil seiner Antwort {error} gesendet; Hearth hat aufgehört zu lesen. Starten Sie das Modell neu.</translation>
     </message>
@@ -2315,6 +2319,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Das Modell seine letzte, abgeschnittene Antwort fortsetzen lassen</translation>
     </message>
     <message>
+        <source>Attach documents to your next message: text, Markdown, code, PDF, DOCX, HTML</source>
+        <translation>Dokumente an Ihre nächste Nachricht anhängen: Text, Markdown, Code, PDF, DOCX, HTML</translation>
+    </message>
+    <message>
         <source>The model is ready. Say hello.</source>
         <translation>Das Modell ist bereit. Sagen Sie Hallo.</translation>
     </message>
@@ -2325,6 +2333,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     <message>
         <source>This conversation was written with {name}; it goes on with the model in use now unless you switch.</source>
         <translation>Diese Unterhaltung wurde mit {name} geführt; sie geht mit dem jetzt verwendeten Modell weiter, wenn Sie nicht wechseln.</translation>
+    </message>
+    <message>
+        <source>Reading the attached documents…</source>
+        <translation>Die angehängten Dokumente werden gelesen …</translation>
     </message>
     <message>
         <source>Wait for the reply to finish, or press Stop.</source>
@@ -2477,6 +2489,26 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     <message>
         <source>{source} (sent whole: the server does not stream)</source>
         <translation>{source} (als Ganzes gesendet: Der Server streamt nicht)</translation>
+    </message>
+    <message>
+        <source>With this message:</source>
+        <translation>Mit dieser Nachricht:</translation>
+    </message>
+    <message>
+        <source>{name} (whole)</source>
+        <translation>{name} (vollständig)</translation>
+    </message>
+    <message>
+        <source>1 passage from {name}</source>
+        <translation>1 Abschnitt aus {name}</translation>
+    </message>
+    <message>
+        <source>{count} passages from {name}</source>
+        <translation>{count} Abschnitte aus {name}</translation>
+    </message>
+    <message>
+        <source>page {number}</source>
+        <translation>Seite {number}</translation>
     </message>
     <message>
         <source>Stopped.</source>
@@ -5054,6 +5086,70 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     <message>
         <source>The model server stopped as it started: another program may use its port (Settings &gt; Sharing), or see the log.</source>
         <translation>Der Modellserver hat sich beim Start beendet: Vielleicht nutzt ein anderes Programm seinen Port (Einstellungen &gt; Freigabe), oder sehen Sie im Protokoll nach.</translation>
+    </message>
+    <message>
+        <source>{name}: Hearth reads text, Markdown, code, PDF, DOCX and HTML files, not this kind of file.</source>
+        <translation>{name}: Hearth liest Text-, Markdown-, Code-, PDF-, DOCX- und HTML-Dateien, nicht diese Art von Datei.</translation>
+    </message>
+    <message>
+        <source>{name} cannot be read: {reason}.</source>
+        <translation>{name} kann nicht gelesen werden: {reason}.</translation>
+    </message>
+    <message>
+        <source>{name} is {size} MB; Hearth takes documents of up to {limit} MB. Split it, or attach the part you need.</source>
+        <translation>{name} ist {size} MB groß; Hearth nimmt Dokumente bis {limit} MB. Teilen Sie es auf, oder hängen Sie den Teil an, den Sie brauchen.</translation>
+    </message>
+    <message>
+        <source>{name} has no text in it.</source>
+        <translation>{name} enthält keinen Text.</translation>
+    </message>
+    <message>
+        <source>{name} is not a text file (its bytes are binary), though its name says it is.</source>
+        <translation>{name} ist keine Textdatei (ihr Inhalt ist binär), auch wenn der Name das sagt.</translation>
+    </message>
+    <message>
+        <source>{name} holds more text than Hearth reads from one document.</source>
+        <translation>{name} enthält mehr Text, als Hearth aus einem Dokument liest.</translation>
+    </message>
+    <message>
+        <source>{name} is not a readable Word document (DOCX): it may be damaged, or an older .doc renamed.</source>
+        <translation>{name} ist kein lesbares Word-Dokument (DOCX): Es ist vielleicht beschädigt oder eine umbenannte ältere .doc-Datei.</translation>
+    </message>
+    <message>
+        <source>{name} is a password-protected PDF: open it in a PDF reader, save a copy without the password, and attach that.</source>
+        <translation>{name} ist ein passwortgeschütztes PDF: Öffnen Sie es in einem PDF-Programm, speichern Sie eine Kopie ohne Passwort und hängen Sie diese an.</translation>
+    </message>
+    <message>
+        <source>{name} is a damaged PDF that cannot be read ({reason}).</source>
+        <translation>{name} ist ein beschädigtes PDF, das nicht gelesen werden kann ({reason}).</translation>
+    </message>
+    <message>
+        <source>{name} has no text layer (its {count} pages are images, as a scan&apos;s are). Hearth does not read text in images (no OCR): use a PDF with text, or a text file.</source>
+        <translation>{name} hat keine Textebene (seine {count} Seiten sind Bilder, wie bei einem Scan). Hearth liest keinen Text in Bildern (keine Texterkennung): Verwenden Sie ein PDF mit Text oder eine Textdatei.</translation>
+    </message>
+    <message>
+        <source>This conversation leaves no room for documents in the model&apos;s context: start a new conversation, or load the model with a larger context.</source>
+        <translation>Dieses Gespräch lässt im Kontext des Modells keinen Platz für Dokumente: Beginnen Sie ein neues Gespräch, oder laden Sie das Modell mit einem größeren Kontext.</translation>
+    </message>
+    <message>
+        <source>Not even one passage of the documents fits the room this conversation leaves: start a new conversation, or load the model with a larger context.</source>
+        <translation>Nicht einmal ein Abschnitt der Dokumente passt in den Platz, den dieses Gespräch lässt: Beginnen Sie ein neues Gespräch, oder laden Sie das Modell mit einem größeren Kontext.</translation>
+    </message>
+    <message>
+        <source>Attach documents</source>
+        <translation>Dokumente anhängen</translation>
+    </message>
+    <message>
+        <source>Documents ({kinds})</source>
+        <translation>Dokumente ({kinds})</translation>
+    </message>
+    <message>
+        <source>At most {count} documents go with one message.</source>
+        <translation>Höchstens {count} Dokumente passen zu einer Nachricht.</translation>
+    </message>
+    <message>
+        <source>Remove {name}</source>
+        <translation>{name} entfernen</translation>
     </message>
 </context>
 <context>

@@ -101,3 +101,23 @@ def test_regenerate_edit_and_continue_keep_the_branch_links() -> None:
         t.continue_reply(a)  # not in the branch shown
     with pytest.raises(TranscriptError):
         t.regenerate(user)  # a question is edited, not regenerated
+
+
+def test_a_questions_documents_go_first_and_stay_with_it_through_an_edit() -> None:
+    from app.chat.transcript import DOCUMENTS, DOCUMENTS_USED, sent_text
+
+    t = Transcript()
+    user, _live = t.begin_reply("What is the fee?")
+    user.meta[DOCUMENTS] = "[port.pdf, page 4]\nThe fee is 12 coins.\n"
+    user.meta[DOCUMENTS_USED] = [{"name": "port.pdf", "whole": False, "passages": 1,
+                                  "places": ["page 4"]}]
+    assert sent_text(user) == "[port.pdf, page 4]\nThe fee is 12 coins.\n\n---\n\nWhat is the fee?"
+    sent, _dropped = t.api_messages()
+    assert sent[-1] == {"role": "user", "content": sent_text(user)}
+    assert user.content == "What is the fee?"  # shown and stored as typed
+    t.finish(ReplyEnd.FINISHED)
+    edited, _ = t.edit(user, "What is the fee in coins?")
+    assert edited.meta[DOCUMENTS] == user.meta[DOCUMENTS]
+    assert sent_text(edited).endswith("What is the fee in coins?")
+    # Only a question carries documents.
+    assert sent_text(Message("assistant", "x", meta={DOCUMENTS: "y"})) == "x"

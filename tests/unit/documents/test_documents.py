@@ -4,12 +4,13 @@ bad inputs that get a sentence, passages with their sources, the BM25 index, and
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from app.documents.extract import MAX_FILE_BYTES, Document, DocumentError, Section, extract
-from app.documents.fit import HEADER, fit, with_documents
+from app.documents.fit import HEADER, fit
 from app.documents.index import PassageIndex, fts_query
 from app.documents.passages import passages
 from app.jobs import CancelledError, CancelToken
@@ -123,8 +124,8 @@ def test_the_query_is_words_never_fts_syntax() -> None:
     assert fts_query("is it?") == ""
 
 
-def _words(text: str) -> int:
-    return len(text.split())
+def _words(texts: Sequence[str]) -> list[int]:
+    return [len(t.split()) for t in texts]
 
 
 def test_whole_documents_when_they_fit_else_the_best_passages_with_a_note(
@@ -147,5 +148,3 @@ def test_whole_documents_when_they_fit_else_the_best_passages_with_a_note(
     assert none_shared.used[0].places == ("page 1",)  # the beginning
     nothing = fit([(doc_id, doc)], "harbour", budget=5, count=_words, index=index)
     assert nothing.text == "" and nothing.used == ()
-    assert with_documents(some.text, "harbour fee?").endswith("---\n\nharbour fee?")
-    assert with_documents("", "hi") == "hi"
