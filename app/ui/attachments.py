@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QLabel, QWidget
 
 from app.documents.kinds import SUFFIXES, readable
 from app.ui.lang import tr
@@ -77,7 +77,7 @@ class Attachments(QWidget):
         self.changed.emit()
 
     def _chip(self, path: str) -> QWidget:
-        chip = QWidget()
+        chip = QFrame()  # a frame: the style sheet gives it a fill and a rounded border
         chip.setObjectName("attachment")
         chip.setToolTip(path)
         name = QLabel(os.path.basename(path))

@@ -208,6 +208,8 @@ class Shot:
             found += written(getattr(message, "content", "") or "")
         for text in self.also_shown:
             found += written(text)
+        for path in window.chat_panel.attachments.paths:  # the chips: the files' names
+            found += [path, os.path.basename(path)]
         found += [row.title for row in self.gui.downloads.rows()]
         for row in self.gui.local.rows():  # the library's files: names and their headers' words
             found += [row.name, row.path, row.architecture or "", row.quantization or ""]
@@ -658,6 +660,29 @@ def _chat_reply(s: Shot) -> None:
             window.new_conversation()
         s.ask(prompt)
     s.window_shot("chat-reply")
+
+
+@screen("chat-document", needs_model=True)
+def _chat_document(s: Shot) -> None:
+    """A question with a PDF attached (issue 30): the passages that went in, under it."""
+    from tests.fixtures.pdf import write_pdf
+
+    s.load_model()
+    window = s.gui.window
+    window.new_conversation()
+    folder = Path(tempfile.mkdtemp(prefix="hearth-document-shot-"))
+    pages = [f"Harbour notes, page {n}. Ships are counted at the north pier every morning."
+             for n in range(1, 13)]
+    pages[3] = ("Harbour fees. A fishing boat pays 12 coins a night at the north pier and 8 at "
+                "the south pier; a ferry pays 40.")
+    pages[8] = "Opening hours. The harbour office opens at six and closes at noon on Sundays."
+    pdf = write_pdf(folder / "harbour-notes.pdf", pages)
+    window.chat_panel.attachments.add([str(pdf)])
+    window.input.setPlainText("Harbour fees at the north pier: a fishing boat pays")
+    s.settle(300)
+    s.window_shot("chat-document-attached")  # the chip above the message box, before Send
+    s.ask("Harbour fees at the north pier: a fishing boat pays")
+    s.window_shot("chat-document")
 
 
 @screen("chat-markdown", needs_model=True)

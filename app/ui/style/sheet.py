@@ -10,7 +10,7 @@ properties and object names, and the rules here draw them.
 - ``iconButton="true"`` on a ``QToolButton``: a flat icon button; ``primary="true"`` on a push
   button: the one main action of a place
 - ``nav="true"`` on the navigation rail's buttons; ``QWidget#rail``, ``#statusStrip``,
-  ``#composer``, ``#sunken`` for the few surfaces with a fill of their own
+  ``#composer``, ``#attachment``, ``#sunken`` for the few surfaces with a fill of their own
 
 Pure Python: no Qt import, so the sheet can be checked without a display. Sizes are in points for
 text (multiples of the system's ``base_pt``, so the sheet follows the person's font size) and in
@@ -166,6 +166,8 @@ QFrame#composer {{ background: {c.raised_surface}; border: 1px solid {c.border};
     border-radius: {r.lg}px; }}
 QFrame#composer QPlainTextEdit, QFrame#composer QTextEdit {{ border: none;
     background: transparent; }}
+QFrame#attachment {{ background: {c.raised_surface}; border: 1px solid {c.border};
+    border-radius: {r.md}px; }}
 QFrame#statusStrip {{ background: {c.surface}; border-bottom: 1px solid {c.border}; }}
 QLabel {{ background: transparent; }}
 QLabel[chip=""] {{ padding: 0; border: none; }}
