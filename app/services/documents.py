@@ -10,6 +10,7 @@ and a new question or closing the window stops it.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from app.loading.endpoint import ChatEndpoint
 from app.services.tasks import TaskRunner
 
 if TYPE_CHECKING:  # the readers are imported by the job, not on the way to the first frame
+    from app.documents.extract import Document
     from app.documents.index import PassageIndex
 
 log = logging.getLogger(__name__)
@@ -30,6 +32,8 @@ log = logging.getLogger(__name__)
 MIN_ROOM = 128
 # The context assumed for a server's model, whose size Hearth does not know.
 UNKNOWN_CONTEXT = 8192
+# Files read from one attached folder at most (a home folder's 50,000 is refused with a sentence).
+MAX_FOLDER_FILES = 2000
 
 
 class DocumentService(QObject):
@@ -99,6 +103,39 @@ def _counter(endpoint: ChatEndpoint) -> Count:
     return count
 
 
+def _files(paths: list[str]) -> list[tuple[str, bool]]:
+    """The files to read: each file, and each readable file of each folder (in a folder's
+    order, hidden ones left out), with whether it came from a folder."""
+    from app.documents.extract import DocumentError
+    from app.documents.kinds import readable
+
+    out: list[tuple[str, bool]] = []
+    for path in paths:
+        if not os.path.isdir(path):
+            out.append((path, False))
+            continue
+        found = []
+        for folder, dirs, names in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            found += [os.path.join(folder, n) for n in sorted(names)
+                      if not n.startswith(".") and readable(n)]
+            if len(found) > MAX_FOLDER_FILES:
+                raise DocumentError(T_("{folder} holds more than {count} documents: attach a "
+                                       "smaller folder, or the files you need.",
+                                       folder=os.path.basename(path), count=MAX_FOLDER_FILES))
+        out += [(f, True) for f in found]
+    return out
+
+
+def _stored(index: PassageIndex, doc_id: int, path: str) -> Document:
+    """A document indexed before, from its passages (not read again)."""
+    from app.documents.extract import Document, Section
+
+    passages = index.all_passages(doc_id)
+    name = passages[0].document if passages else os.path.basename(path)
+    return Document(path, name, tuple(Section(p.where, p.text) for p in passages))
+
+
 def _prepare(paths: list[str], question: str, texts: list[str], count: Count,
              room: int | None, index: PassageIndex | None, token: CancelToken
              ) -> dict[str, Any]:
@@ -108,11 +145,21 @@ def _prepare(paths: list[str], question: str, texts: list[str], count: Count,
 
     index = index or PassageIndex()
     documents = []
-    for path in paths:
+    for path, in_folder in _files(paths):
         token.check()
-        doc = extract(path, token)
         known = index.known(path)
-        documents.append((known if known is not None else index.add(doc), doc))
+        if known is not None:  # this version read before: its passages are indexed
+            documents.append((known, _stored(index, known, path)))
+            continue
+        try:
+            doc = extract(path, token)
+        except DocumentError:
+            if in_folder:
+                continue  # a folder's odd file (a binary, a scan) does not stop the question
+            raise
+        documents.append((index.add(doc), doc))
+    if not documents:
+        raise DocumentError(T_("None of the attached files has text Hearth can read."))
     token.check()
     budget = (room if room is not None else UNKNOWN_CONTEXT) - sum(count(texts))
     if budget < MIN_ROOM:

@@ -1,13 +1,16 @@
-"""The documents attached to the next question, above the message box: one chip per file (its
-name, and × to take it off), hidden while there are none. What is sent of them is decided when
-the question is sent (app/services/documents.py); the files are not read here."""
+"""The documents attached to the next question, above the message box: one chip per file or
+folder (its name, and × to take it off), hidden while there are none. Files come from the file
+dialog or are dropped on the message box (folders too: their readable files are read). What is
+sent of them is decided when the question is sent (app/services/documents.py); the files are
+not read here."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, QMimeData, QObject, Signal
+from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QLabel, QWidget
 
 from app.documents.kinds import SUFFIXES, readable
@@ -42,7 +45,7 @@ class Attachments(QWidget):
         for path in paths:
             if path in self.paths:
                 continue
-            if not readable(path):
+            if not (readable(path) or os.path.isdir(path)):
                 self.refused.emit(tr("{name}: Hearth reads text, Markdown, code, PDF, DOCX and "
                                      "HTML files, not this kind of file.").format(
                                          name=os.path.basename(path)))
@@ -53,6 +56,22 @@ class Attachments(QWidget):
                 break
             self.paths.append(path)
         self._show()
+
+    def take_drops(self, widget: QWidget) -> None:
+        """Files and folders dropped on ``widget`` (the message box) are attached, not pasted
+        as their paths."""
+        widget.setAcceptDrops(True)
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop) and \
+                isinstance(event, QDropEvent) and _local_paths(event.mimeData()):
+            event.acceptProposedAction()
+            if kind == QEvent.Type.Drop:
+                self.add(_local_paths(event.mimeData()))
+            return True
+        return super().eventFilter(watched, event)
 
     def remove(self, path: str) -> None:
         if path in self.paths:
@@ -80,7 +99,8 @@ class Attachments(QWidget):
         chip = QFrame()  # a frame: the style sheet gives it a fill and a rounded border
         chip.setObjectName("attachment")
         chip.setToolTip(path)
-        name = QLabel(os.path.basename(path))
+        name = QLabel(os.path.basename(path.rstrip(os.sep)) + (os.sep if os.path.isdir(path)
+                                                                 else ""))
         name.setProperty("type", "small")
         drop = icon_button("close", tr("Remove {name}").format(name=os.path.basename(path)))
         drop.clicked.connect(lambda: self.remove(path))
@@ -90,3 +110,10 @@ class Attachments(QWidget):
         row.addWidget(name)
         row.addWidget(drop)
         return chip
+
+
+def _local_paths(data: QMimeData | None) -> list[str]:
+    """The local files and folders a drag carries (none: it is text, or from the web)."""
+    if data is None or not data.hasUrls():
+        return []
+    return [url.toLocalFile() for url in data.urls() if url.isLocalFile()]

@@ -264,6 +264,7 @@ class ChatPanel(QWidget):
         """Attaching documents to a question, made ready by ``service`` when it is sent."""
         self._documents = service
         self.attach_btn.show()
+        self.attachments.take_drops(self.input.viewport())  # files dropped on the box
         service.ready.connect(self._send_with)
         service.failed.connect(lambda text: self.notice.emit(ui_text(text), 10000))
         service.busy_changed.connect(lambda _busy: self.update_buttons())

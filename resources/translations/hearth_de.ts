@@ -5128,6 +5128,14 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>{name} hat keine Textebene (seine {count} Seiten sind Bilder, wie bei einem Scan). Hearth liest keinen Text in Bildern (keine Texterkennung): Verwenden Sie ein PDF mit Text oder eine Textdatei.</translation>
     </message>
     <message>
+        <source>{folder} holds more than {count} documents: attach a smaller folder, or the files you need.</source>
+        <translation>{folder} enthält mehr als {count} Dokumente: Hängen Sie einen kleineren Ordner an oder die Dateien, die Sie brauchen.</translation>
+    </message>
+    <message>
+        <source>None of the attached files has text Hearth can read.</source>
+        <translation>Keine der angehängten Dateien enthält Text, den Hearth lesen kann.</translation>
+    </message>
+    <message>
         <source>This conversation leaves no room for documents in the model&apos;s context: start a new conversation, or load the model with a larger context.</source>
         <translation>Dieses Gespräch lässt im Kontext des Modells keinen Platz für Dokumente: Beginnen Sie ein neues Gespräch, oder laden Sie das Modell mit einem größeren Kontext.</translation>
     </message>
