@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from app.remote.share import is_loopback
 from server.app import BadRequest, Handler, json_body, model_error, openai_error
 from server.catalog import Catalog, Entry
 from server.manager import Manager, ModelError
@@ -30,7 +31,7 @@ MAX_KEY_CHARS = 512
 
 def adopter(manager: Manager) -> Handler:
     async def adopt(request: Request) -> Response:
-        if not _loopback(request.client.host if request.client else ""):
+        if not is_loopback(request.client.host if request.client else ""):
             return openai_error(403, "Only a program on this computer may hand a model over.",
                                 "forbidden", "permission_error")
         try:
@@ -63,15 +64,11 @@ def _fields(body: dict[str, Any]) -> tuple[str, str, str]:
         port = parts.port
     except ValueError:
         port = None
-    if parts.scheme != "http" or not _loopback(parts.hostname or "") or not port or \
+    if parts.scheme != "http" or not is_loopback(parts.hostname or "") or not port or \
             parts.path.strip("/") or parts.query or parts.username or parts.password:
         raise BadRequest("'url' must be a runner's address on this computer's loopback, as "
                          "http://127.0.0.1:PORT.", "url")
     return path, f"http://{parts.netloc}", key
-
-
-def _loopback(host: str) -> bool:
-    return host in ("127.0.0.1", "::1", "localhost") or host.startswith("127.")
 
 
 def _entry_at(catalog: Catalog, path: str) -> Entry | None:

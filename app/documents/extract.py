@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
 
-from app.documents.kinds import HTML_SUFFIXES, SUFFIXES
+from app.documents.kinds import HTML_SUFFIXES, SUFFIXES, unreadable
 from app.i18n import T_, TextError
 from app.jobs import CancelToken
 
@@ -61,8 +61,7 @@ def extract(path: str | os.PathLike[str], token: CancelToken | None = None) -> D
     name = file.name
     suffix = file.suffix.lower()
     if suffix not in SUFFIXES:
-        raise DocumentError(T_("{name}: Hearth reads text, Markdown, code, PDF, DOCX and HTML "
-                               "files, not this kind of file.", name=name))
+        raise DocumentError(unreadable(name))
     try:
         size = file.stat().st_size
     except OSError as exc:

@@ -50,14 +50,18 @@ def default_path() -> Path:
 class PassageIndex:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_path()
+        self._ready = False  # the schema and WAL mode are set (once per index, not per call)
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self._ready:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, timeout=30)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(SCHEMA)
+            if not self._ready:
+                db.execute("PRAGMA journal_mode=WAL")  # kept in the file
+                db.executescript(SCHEMA)
+                self._ready = True
             with db:
                 yield db
         finally:

@@ -37,15 +37,21 @@ def passages(document: Document, size: int = PASSAGE_CHARS) -> list[Passage]:
 
 
 def _cut(text: str, size: int) -> list[str]:
+    return [p for p in _pack(_blocks(text, size), size, "\n\n") if p.strip()]
+
+
+def _pack(units: list[str], size: int, joint: str) -> list[str]:
+    """``units`` joined by ``joint`` into pieces of at most ``size`` (a unit longer than that
+    stays whole, alone)."""
     pieces: list[str] = []
     current = ""
-    for block in _blocks(text, size):
-        if current and len(current) + 2 + len(block) > size:
+    for unit in units:
+        if current and len(current) + len(joint) + len(unit) > size:
             pieces.append(current)
-            current = block
+            current = unit
         else:
-            current = f"{current}\n\n{block}" if current else block
-    if current.strip():
+            current = f"{current}{joint}{unit}" if current else unit
+    if current:
         pieces.append(current)
     return pieces
 
@@ -56,18 +62,8 @@ def _blocks(text: str, size: int) -> list[str]:
     for paragraph in (p.strip() for p in text.split("\n\n")):
         if not paragraph:
             continue
-        if len(paragraph) <= size:
-            out.append(paragraph)
-            continue
-        line_block = ""
-        for unit in _units(paragraph, size):
-            if line_block and len(line_block) + 1 + len(unit) > size:
-                out.append(line_block)
-                line_block = unit
-            else:
-                line_block = f"{line_block}\n{unit}" if line_block else unit
-        if line_block:
-            out.append(line_block)
+        out += [paragraph] if len(paragraph) <= size else _pack(_units(paragraph, size), size,
+                                                                "\n")
     return out
 
 

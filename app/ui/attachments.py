@@ -13,8 +13,8 @@ from PySide6.QtCore import QEvent, QMimeData, QObject, Signal
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QLabel, QWidget
 
-from app.documents.kinds import SUFFIXES, readable
-from app.ui.lang import tr
+from app.documents.kinds import SUFFIXES, readable, unreadable
+from app.ui.lang import tr, ui_text
 from app.ui.style.components import icon_button
 from app.ui.style.tokens import SPACING
 
@@ -46,9 +46,7 @@ class Attachments(QWidget):
             if path in self.paths:
                 continue
             if not (readable(path) or os.path.isdir(path)):
-                self.refused.emit(tr("{name}: Hearth reads text, Markdown, code, PDF, DOCX and "
-                                     "HTML files, not this kind of file.").format(
-                                         name=os.path.basename(path)))
+                self.refused.emit(ui_text(unreadable(os.path.basename(path))))
                 continue
             if len(self.paths) >= MAX_ATTACHED:
                 self.refused.emit(tr("At most {count} documents go with one message.").format(
