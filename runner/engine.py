@@ -32,7 +32,7 @@ from runner import llamalog, runtime
 from runner.holdback import overlap
 from runner.llamalog import last_error
 from runner.params import ParamsError, context_params, model_params
-from runner.settings import LoadSettings
+from runner.settings import FLASH_ATTN, LoadSettings
 from runner.threads import OtherLoad, ThreadTuner
 
 log = logging.getLogger(__name__)
@@ -116,6 +116,9 @@ class Job:
     # a while); the slot owns it once started. None: the scheduler makes one (cheap, no grammar).
     sampler: Any = None
     cancelled: bool = False  # set from any thread; read once per step
+    # A prompt with images (runner/vision.py): where each image's stand-in tokens start in
+    # ``prompt`` → (its libmtmd chunk, its length). Holding the MediaPrompt keeps the chunks.
+    media: Any = None
     submitted: float = field(default_factory=time.perf_counter)
 
     def cancel(self) -> None:
@@ -178,6 +181,7 @@ class Model:
         self._piece_buf = ctypes.create_string_buffer(256)
         self._longest_token: int | None = None  # bytes of text one token stands for, at most
         self._longest_lock = threading.Lock()
+        self.vision: Any = None  # runner.vision.Vision when a projector was loaded beside it
 
     # ---- loading -------------------------------------------------------------------------------
 
@@ -223,9 +227,15 @@ class Model:
                     f"{last_error(lines) or 'unknown reason'}. Try a smaller context.",
                     _looks_oom(lines),
                 )
-        return cls(settings, model, ctx, list(lines))
+            loaded = cls(settings, model, ctx, list(lines))
+            if settings.mmproj:
+                loaded.vision = _load_vision(loaded, settings.mmproj)
+        return loaded
 
     def close(self) -> None:
+        if self.vision is not None:
+            self.vision.close()
+            self.vision = None
         if self.ctx:
             llama_cpp.llama_free(self.ctx)
             self.ctx = None
@@ -458,6 +468,8 @@ class Scheduler:
             raise ContextLengthExceeded(len(job.prompt), self.slot_ctx)
         if not job.prompt:
             raise EngineError("The prompt is empty.")
+        if job.prompt[-1] < 0:  # an image's stand-in: the scheduler samples after text only
+            raise EngineError("The prompt ends with an image; put text after it.")
         self.queue.put(job)
 
     @property
@@ -551,6 +563,8 @@ class Scheduler:
         keep = _common_prefix(slot.tokens, job.prompt) if job.cache_prompt else 0
         if keep == len(job.prompt):
             keep -= 1  # decode at least one token so there are logits to sample from
+        if job.media is not None:
+            keep = _image_start(job.media.images, keep)
         if not llama_cpp.llama_memory_seq_rm(m.memory, slot.seq, keep, -1):
             llama_cpp.llama_memory_seq_rm(m.memory, slot.seq, -1, -1)
             keep = 0
@@ -570,7 +584,8 @@ class Scheduler:
         penalties = m.penalties_sampler(slot.sampler, job.sampling)
         if penalties is not None:
             for tok in job.prompt[-job.sampling.repeat_last_n:]:
-                llama_cpp.llama_sampler_accept(penalties, tok)
+                if tok >= 0:  # not an image's stand-in
+                    llama_cpp.llama_sampler_accept(penalties, tok)
 
     def _step(self) -> None:
         m = self.model
@@ -588,6 +603,8 @@ class Scheduler:
                 self._finish(slot, "cancelled")
                 continue
             slot.batch_index = -1
+            if slot.pending and slot.pending[0] < 0 and not self._put_image(slot, job):
+                continue
             if slot.pending:
                 start = n
                 n = self._put_pending(slot, n, budget)
@@ -677,6 +694,8 @@ class Scheduler:
         its first ``n`` entries; returns the new entry count."""
         b = self._batch
         take = slot.pending[: max(0, budget - n - self._generating())]
+        if slot.job is not None and slot.job.media is not None:
+            take = _before_image(take)
         pos = len(slot.tokens)
         for j, tok in enumerate(take):
             b.token[n + j] = tok
@@ -687,6 +706,23 @@ class Scheduler:
         del slot.pending[: len(take)]
         slot.tokens.extend(take)
         return n + len(take)
+
+    def _put_image(self, slot: _Slot, job: Job) -> bool:
+        """Encode the image the slot's pending tokens start with and decode it into its sequence
+        (libmtmd's own batches, before this step's batch: the text after it comes later).
+        False: it failed, and so did the job (not the others)."""
+        at = len(job.prompt) - len(slot.pending)
+        chunk, n_pos = job.media.images[at]
+        try:
+            self.model.vision.eval(self.model.ctx, chunk, len(slot.tokens), slot.seq,
+                                   self._n_batch)
+        except Exception as exc:
+            log.exception("image encode failed")
+            self._fail(slot, job, EngineError(f"The image could not be read by the model: {exc}"))
+            return False
+        slot.tokens.extend(slot.pending[:n_pos])
+        del slot.pending[:n_pos]
+        return True
 
     def _generating(self) -> int:
         return sum(1 for s in self.slots if s.job is not None and not s.pending)
@@ -804,15 +840,31 @@ class Scheduler:
                     slot.tokens.clear()
                     slot.pending = []
                 continue
-            llama_cpp.llama_memory_seq_rm(self.model.memory, slot.seq, -1, -1)
-            slot.tokens.clear()
-            if slot.sampler is not None:
-                llama_cpp.llama_sampler_free(slot.sampler)
-            slot.sampler = None
-            slot.job = None
-            slot.pending = []
-            self.active_jobs -= 1
-            job.on_error(exc)
+            self._fail(slot, job, exc)
+
+    def _fail(self, slot: _Slot, job: Job, exc: EngineError) -> None:
+        """End one job with an error; its sequence is emptied (what it holds is unknown)."""
+        llama_cpp.llama_memory_seq_rm(self.model.memory, slot.seq, -1, -1)
+        slot.tokens.clear()
+        if slot.sampler is not None:
+            llama_cpp.llama_sampler_free(slot.sampler)
+        slot.sampler = None
+        slot.job = None
+        slot.pending = []
+        self.active_jobs -= 1
+        job.on_error(exc)
+
+
+def _load_vision(m: Model, path: str) -> Any:
+    from runner.vision import Vision
+
+    st = m.settings
+    try:
+        return Vision.load(path, m.model, st.threads, st.n_gpu_layers != 0, st.ubatch_size,
+                           FLASH_ATTN[st.flash_attn])
+    except ValueError as exc:
+        m.close()
+        raise LoadError(str(exc)) from None
 
 
 def _slot_value(cached: list[int], prompt: list[int]) -> int:
@@ -822,6 +874,22 @@ def _slot_value(cached: list[int], prompt: list[int]) -> int:
     first tokens (which would make that conversation decode its history again next turn)."""
     keep = _common_prefix(cached, prompt)
     return keep - (len(cached) - keep)
+
+
+def _image_start(images: dict[int, tuple[Any, int]], keep: int) -> int:
+    """``keep`` moved back to the start of the image it falls inside, if any: an image is
+    decoded whole or not at all."""
+    for start, (_chunk, n_pos) in images.items():
+        if start < keep < start + n_pos:
+            return start
+    return keep
+
+
+def _before_image(take: list[int]) -> list[int]:
+    for i, tok in enumerate(take):
+        if tok < 0:
+            return take[:i]
+    return take
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

@@ -40,6 +40,14 @@ def install() -> None:
     llama_cpp.llama_log_set(_on_log, ctypes.c_void_p(0))
 
 
+def install_mtmd() -> None:
+    """Route libmtmd's log (images) into ours as well: it has its own callback."""
+    install()
+    from llama_cpp import mtmd_cpp
+
+    mtmd_cpp.mtmd_helper_log_set(_callback, ctypes.c_void_p(0))
+
+
 def _feed(chunk: str) -> None:
     # llama.cpp may emit one line in several calls (e.g. progress dots); join until newline.
     with _lock:

@@ -32,6 +32,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from runner.connections import is_loopback_peer
 from runner.grammar import GrammarInvalid, GrammarRefused, GrammarWorker, check_schema, schema_grammar
 from runner.guards import Pacer, error_body, guard
+from runner.image_input import IMAGE_PARTS, image_parts, load_images
 from runner.limits import FLAGS, Limits
 from runner.settings import LoadSettings
 from runner.turn_formats import guess_format
@@ -174,6 +175,8 @@ class RunnerState:
         self.chat_format = ""
         self.outbox: Any = None  # Outbox, made on the event loop at the first request
         self.connections: Any = None  # connections.ConnectionGuard, where the server counts them
+        # Fetches an image link's bytes (runner/remote_image.py) where the person allowed links.
+        self.fetch_image: Any = None
         self.pacer: Any = None  # guards.Pacer: request bodies read at a rate while generating
         self._prompts: ThreadPoolExecutor | None = None
 
@@ -309,18 +312,21 @@ def create_app(state: RunnerState, key: str | None, loopback_only: bool = True) 
 
     async def chat(body: ChatRequest, request: Request) -> Response:
         _require_generation(state)
-        _refuse_other_than_text(body.messages)
-        messages = [_plain_message(m) for m in body.messages]
+        images = _image_parts(state, body.messages)
+        mark = f"<hearth-image-{uuid.uuid4().hex}>" if images else ""
+        messages = [_plain_message(m, mark) for m in body.messages]
         tools = [t.model_dump(exclude_none=True) for t in body.tools] if body.tools else None
         tool_stream, tool_grammar = _tool_setup(state, body, tools)
         choice = body.tool_choice.model_dump() if isinstance(body.tool_choice, NamedToolChoice) \
             else body.tool_choice
-        tokens = await _off_loop(state, lambda: _chat_tokens(state, messages, tools, choice))
+        tokens, media = await _off_loop(
+            state, lambda: _chat_tokens(state, messages, tools, choice, images, mark))
         max_tokens = body.max_completion_tokens or body.max_tokens
         grammar = tool_grammar or _format_grammar(body.response_format, state.limits)
         logprobs = (body.top_logprobs or 0) if body.logprobs else None
         return await _generate(state, request, body, tokens, max_tokens, chat=True,
-                               grammar=grammar, logprobs=logprobs, tools=tool_stream)
+                               grammar=grammar, logprobs=logprobs, tools=tool_stream,
+                               media=media)
 
     # The body's model carries this runner's --max-messages: FastAPI reads it from here.
     chat.__annotations__["body"] = _chat_request_model(state.limits.max_messages)
@@ -443,10 +449,13 @@ async def _off_loop(state: RunnerState, work: Callable[[], T]) -> T:
     return await asyncio.wrap_future(state.prompts().submit(work))
 
 
-def _chat_tokens(state: RunnerState, messages: list[dict[str, Any]], tools: Any,
-                 choice: Any) -> list[int]:
-    """The prompt's tokens for a chat request (on a prompt thread)."""
+def _chat_tokens(state: RunnerState, messages: list[dict[str, Any]], tools: Any, choice: Any,
+                 images: list[tuple[str, str]], mark: str) -> tuple[list[int], Any]:
+    """The prompt's tokens for a chat request (on a prompt thread), and with images the
+    MediaPrompt that holds them (runner/vision.py). ``mark`` stands for each image in
+    ``messages``: unique to the request, so no text can pose as an image."""
     from runner.template import TemplateRefused
+    from runner.vision import ImageRefused
 
     _refuse_overlong_user_text(state, messages)
     try:
@@ -458,7 +467,16 @@ def _chat_tokens(state: RunnerState, messages: list[dict[str, Any]], tools: Any,
         raise ApiError(400, f"The model's chat template could not render these messages: "
                             f"{_short(str(exc), 300)}", code="template_error") from None
     add_bos = state.add_bos and not (state.bos_text and prompt.startswith(state.bos_text))
-    return _bounded_tokens(state, prompt, add_bos)
+    if not images:
+        return _bounded_tokens(state, prompt, add_bos), None
+    vision = state.model.vision
+    try:
+        loaded = load_images(images, state.fetch_image)
+        prompt = vision.neutral(prompt).replace(mark, vision.marker)
+        media = vision.tokenize(prompt, loaded, add_bos)
+    except ImageRefused as exc:
+        raise ApiError(400, str(exc), code="invalid_image") from None
+    return media.tokens, media
 
 
 def _refuse_overlong_user_text(state: RunnerState, messages: list[dict[str, Any]]) -> None:
@@ -630,6 +648,10 @@ def runner_status(state: RunnerState, local: bool = True) -> dict[str, Any]:
                            "building_grammar": bool(state._grammars and state._grammars.building),
                            "paced_body_bytes": state.pacer.paced_bytes if state.pacer else 0}
         out["threads"] = sched.tuner.status()
+        vision = state.model.vision
+        out["vision"] = None if vision is None else {
+            "projector": vision.path if local else _file_name(vision.path),
+            "image_links": state.fetch_image is not None}
         out["last_request"] = {
             "prompt_tokens": last.prompt_tokens,
             "cached_tokens": last.cached_tokens,
@@ -760,13 +782,16 @@ def _render_chat(formatter: Any, messages: list[dict[str, Any]], tools: Any, cho
     return rendered[:cut] + last["content"]
 
 
-def _plain_message(m: ChatMessage) -> dict[str, Any]:
+def _plain_message(m: ChatMessage, mark: str) -> dict[str, Any]:
+    """The message as the chat template takes it: content as one string, each image part
+    ``mark`` (parts other than text and images were refused by _image_parts)."""
     out = dict(m.model_extra or {})
     out["role"] = m.role
     if isinstance(out.get("tool_calls"), list):
         out["tool_calls"] = [_template_call(c) for c in out["tool_calls"]]
-    if isinstance(m.content, list):  # text parts only (_refuse_other_than_text)
-        out["content"] = "".join(p.text or "" for p in m.content if p.type == "text")
+    if isinstance(m.content, list):
+        out["content"] = "".join((p.text or "") if p.type == "text" else mark
+                                 for p in m.content if p.type == "text" or p.type in IMAGE_PARTS)
     else:
         out["content"] = m.content or ""
     return out
@@ -778,21 +803,30 @@ _PART_KINDS = {"image_url": "an image", "image": "an image", "input_image": "an 
                "input_file": "a file", "video_url": "a video"}
 
 
-def _refuse_other_than_text(messages: Sequence[ChatMessage]) -> None:
-    """A part the model cannot take (an image for a model loaded with no vision projector)
-    is refused, not dropped: a reply to the text alone would describe a picture it never saw."""
+def _image_parts(state: RunnerState, messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
+    """The request's image parts (where, url) for a model that sees images. A part the model
+    cannot take (an image for a model loaded with no vision projector, audio) is refused, not
+    dropped: a reply to the text alone would describe a picture it never saw."""
+    from runner.vision import ImageRefused
+
+    sees = state.model.vision is not None
     for i, m in enumerate(messages):
         if not isinstance(m.content, list):
             continue
         for j, part in enumerate(m.content):
-            if part.type == "text":
+            if part.type == "text" or (sees and part.type in IMAGE_PARTS):
                 continue
             what = _PART_KINDS.get(part.type, f"a part of type {part.type[:40]!r}")
-            raise ApiError(400, (
-                f"messages[{i}].content[{j}] is {what}, and this model takes text only: it was "
-                "loaded without a vision projector (an mmproj file), so it cannot see images. "
-                "Send text only, or load a model with image input."),
-                code="unsupported_content")
+            why = ("this model takes text and images (image_url parts)" if sees else
+                   "this model takes text only: it was loaded without a vision projector (an "
+                   "mmproj file), so it cannot see images. Send text only, or load a model with "
+                   "image input")
+            raise ApiError(400, f"messages[{i}].content[{j}] is {what}, and {why}.",
+                           code="unsupported_content")
+    try:
+        return image_parts(messages) if sees else []
+    except ImageRefused as exc:
+        raise ApiError(400, str(exc), code="invalid_image") from None
 
 
 def _template_call(call: Any) -> Any:
@@ -940,7 +974,8 @@ def _logprobs_field(entries: list[dict[str, Any]], chat: bool) -> dict[str, Any]
 
 async def _generate(state: RunnerState, request: Request, body: _Sampling, tokens: list[int],
                     max_tokens: int | None, chat: bool, grammar: GrammarSource | None = None,
-                    logprobs: int | None = None, tools: Any = None) -> Response:
+                    logprobs: int | None = None, tools: Any = None, media: Any = None
+                    ) -> Response:
     from runner.engine import ContextLengthExceeded, EngineError, Job
 
     stops = [body.stop] if isinstance(body.stop, str) else list(body.stop or [])
@@ -966,7 +1001,7 @@ async def _generate(state: RunnerState, request: Request, body: _Sampling, token
               max_tokens=max_tokens, sampling=sampling,
               stop=tuple(stops), ignore_eos=body.ignore_eos and grammar is None,
               cache_prompt=body.cache_prompt, logprobs=logprobs,
-              warm_next_turn=chat and body.cache_prompt, sampler=sampler)
+              warm_next_turn=chat and body.cache_prompt, sampler=sampler, media=media)
     if logprobs is not None:
         def put_logprob(item: Any) -> None:
             add(put, item)

@@ -59,6 +59,8 @@ class LoadSettings:
     # max_threads (runner/threads.py); ``threads`` is where it starts.
     adapt_threads: bool = False
     max_threads: int = 0
+    # A vision projector (an mmproj GGUF) loaded beside the model: image input (runner/vision.py).
+    mmproj: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,6 +102,8 @@ def add_load_flags(parser: argparse.ArgumentParser) -> None:
                         help="load for /v1/embeddings only (no text generation)")
     parser.add_argument("--pooling", choices=[p for p in POOLING if p], default="",
                         help="how token vectors become one embedding (default: the model's, else mean)")
+    parser.add_argument("--mmproj", "-mm", default=None,
+                        help="a vision projector (mmproj .gguf) for image input")
     parser.add_argument("--rpc", type=_endpoints, default=(), metavar="HOST:PORT[,HOST:PORT...]",
                         help="use the devices of these RPC workers ('hearth-runner rpc-worker'); "
                              "--tensor-split shares layers between them and local GPUs, workers "
@@ -133,6 +137,7 @@ def settings_from_args(args: argparse.Namespace) -> LoadSettings:
         rpc=args.rpc,
         adapt_threads=args.adapt_threads,
         max_threads=max(threads, args.max_threads or physical_cores()) if args.adapt_threads else 0,
+        mmproj=args.mmproj,
     )
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.gguf.errors import GGUFError, MissingPartError
 from app.gguf.loadable import check_loadable
@@ -22,6 +22,9 @@ from app.gguf.quant import FILE_TYPES, type_name
 from app.gguf.reader import ArrayInfo, GGUFHeader, TensorInfo, parse_header
 from app.i18n import T_
 from runner.wire.splits import part_names, split_part
+
+if TYPE_CHECKING:
+    from app.gguf.projector import ProjectorInfo
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +98,8 @@ class ModelInfo:
     # The general.* text and number keys (type, finetune, basename, size label, sampling.*):
     # what the chat needs to know about the model beyond its shape. Strings are capped.
     general: dict[str, Any] = field(default_factory=dict)
+    # A vision projector loaded beside it (app/gguf/projector.py): the planner counts it.
+    projector: ProjectorInfo | None = None
 
     @property
     def path(self) -> str | None:

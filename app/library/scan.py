@@ -354,13 +354,30 @@ def _is_candidate(name: str) -> bool:
     return lower.endswith(".gguf") and not lower.startswith(("incomplete-", "."))
 
 
+def _projector_among(names: Sequence[str]) -> str | None:
+    """The vision projector of a folder's models: the first by name (a repo may offer it in
+    several precisions; the library and the load pick the same one)."""
+    return next((n for n in sorted(names) if file_kind(n) is FileKind.MMPROJ), None)
+
+
+def projector_beside(model_path: str | os.PathLike[str]) -> Path | None:
+    """The vision projector in the model's folder, loaded with it; None where there is none."""
+    folder = Path(model_path).parent
+    try:
+        names = [e.name for e in os.scandir(folder) if e.is_file() and _is_candidate(e.name)]
+    except OSError:
+        return None
+    found = _projector_among(names)
+    return folder / found if found else None
+
+
 def _models_in_folder(folder: Path, files: Sequence[os.DirEntry[str]], source: ModelSource,
                       *, name_of: Namer, repo_id: str | None,
                       sha_of: ShaOf | None = None) -> list[FoundModel]:
     """The models among one folder's files: split parts grouped, projectors attached."""
     names = sorted(e.name for e in files if _is_candidate(e.name))
-    projectors = [n for n in names if file_kind(n) is FileKind.MMPROJ]
-    mmproj = folder / projectors[0] if projectors else None
+    projector = _projector_among(names)
+    mmproj = folder / projector if projector else None
     splits: dict[tuple[str, int], dict[int, str]] = {}
     out: list[FoundModel] = []
     for name in names:

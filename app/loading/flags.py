@@ -53,6 +53,8 @@ def plan_args(plan: LaunchPlan, model_path: str | None = None) -> list[str]:
     workers = plan_workers(plan)
     if workers:
         args += ["--rpc", ",".join(workers)]
+    if plan.model.projector is not None:
+        args += ["--mmproj", plan.model.projector.path]
     return args
 
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from app.gguf import ModelInfo, read_model
+from app.gguf import GGUFError, ModelInfo, read_model
+from app.gguf.projector import read_projector
 from app.hardware.merge import merge_runner_info
 from app.jobs import CancelToken
+from app.library.scan import projector_beside
 from app.loading.confirm import confirm, corrections_params
 from app.loading.workers import WorkerCheck, check_workers
 from app.planner.corrections import CorrectionStore, model_key
@@ -138,14 +141,18 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
     token = token or CancelToken()
     token.check()
     remote = model is not None
+    projector_note = None
     if model is None:
-        model = read_model(model_path)
+        model, projector_note = attach_projector(read_model(model_path),
+                                                 projector_beside(model_path))
     token.check()
     hardware = for_build(detect() if cached is None else with_fresh_memory(cached), build)
     token.check()
     stored = {} if remote else stored_corrections(store, build, model_path)
 
     notes: list[Reason] = list(build.notes)
+    if projector_note is not None:
+        notes.append(projector_note)
     if not build.known and build.problem and hardware.runner is None:
         notes.append(Reason("runner_unknown", {"why": build.problem}))
     if stored:
@@ -189,3 +196,18 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
 
         result = confirm(replan, result, dry_run).plan
     return Prepared(result, hardware, cached is None, stored, build)
+
+
+def attach_projector(model: ModelInfo, path: Path | None) -> tuple[ModelInfo, Reason | None]:
+    """``model`` with the projector at ``path`` to load beside it, and a reason where one lies
+    beside it but will not be loaded (unreadable, or made for a model of another width)."""
+    if path is None:
+        return model, None
+    try:
+        info = read_projector(path)
+    except GGUFError as exc:
+        return model, Reason("projector_unreadable", {"file": path.name, "error": str(exc)})
+    if info.projection_dim and info.projection_dim != model.n_embd:
+        return model, Reason("projector_other_model", {
+            "file": path.name, "width": info.projection_dim, "n_embd": model.n_embd})
+    return replace(model, projector=info), None

@@ -286,6 +286,7 @@ SEGMENT_LABELS: dict[str, str] = {
     "kv": T_("KV cache"),
     "compute": T_("Compute buffers"),
     "overhead": T_("CUDA's own (context, cuBLAS)"),
+    "projector": T_("Vision projector"),
     "shared": T_("GPU (shared memory)"),
     "reserve": T_("Kept free"),
 }
@@ -375,6 +376,8 @@ def device_bars(plan: LaunchPlan, devices: Sequence[Device] = (), pins: Pins | N
                 Segment("compute", SEGMENT_LABELS["compute"], u.compute)]
         if u.overhead:
             segs.append(Segment("overhead", SEGMENT_LABELS["overhead"], u.overhead))
+        if u.projector:
+            segs.append(Segment("projector", SEGMENT_LABELS["projector"], u.projector))
         need = u.total
         if d.kind == "cpu" and shared:
             # A GPU whose memory is RAM (Apple Silicon, an iGPU) counts against both.

@@ -282,6 +282,10 @@ def predict_counts(model: ModelInfo, s: Settings, devices: Sequence[Device],
     else:
         comp[n_gpus] = full
 
+    proj = [0] * (n_gpus + 1)
+    if model.projector is not None:
+        proj[projector_slot(counts)] = projector_bytes(model, s)
+
     usages: list[Usage] = []
     cpu_device = next((d for d in devices if d.kind == "cpu"), None)
     ordered: list[Device | None] = [*gpu_devices[:n_gpus], cpu_device]
@@ -294,5 +298,18 @@ def predict_counts(model: ModelInfo, s: Settings, devices: Sequence[Device],
             k = int(k * corr.kv)
             c = int(c * corr.compute) + corr.compute_extra
         usages.append(Usage(weights=w[slot], kv=k, compute=c, layers=layers[slot],
-                            overhead=extra[slot]))
+                            overhead=extra[slot], projector=proj[slot]))
     return usages
+
+
+def projector_slot(counts: Sequence[int]) -> int:
+    """Where a vision projector goes among ``counts``' GPUs and the CPU (last): libmtmd takes
+    the first GPU whenever the model's layers use a GPU (``use_gpu`` follows
+    ``--n-gpu-layers``), else the CPU."""
+    return 0 if counts and sum(counts) > 0 else len(counts)
+
+
+def projector_bytes(model: ModelInfo, s: Settings) -> int:
+    """The projector's weights and its encoder's compute buffer (0 without one)."""
+    p = model.projector
+    return 0 if p is None else p.weight_bytes + p.compute_bytes(flash_attn_on(s))

@@ -14,6 +14,7 @@ app/planner/wording.py's. How the settings become runner flags is the loading la
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ from app.planner.memory import (
     layer_kv_bytes,
     offloaded,
     predict_counts,
+    projector_bytes,
 )
 from app.planner.threads import CpuNow, starting_threads
 from app.planner.types import (
@@ -507,6 +509,11 @@ class _Search:
         if lay.ngl and any(d.worker for d in self.gpus):
             r.append(Reason("split_machines", {"parts": split_parts(m.n_layer, lay.counts,
                                                                     self.gpus)}))
+        if m.projector is not None:
+            on_gpu = lay.ngl > 0 and bool(self.gpus)
+            r.append(Reason("projector", {
+                "bytes": projector_bytes(m, s), "file": os.path.basename(m.projector.path),
+                "where": self.gpus[0].name if on_gpu else None}))
         if s.cache_type_k in QUANTIZED_KV and not self.p.cache_type_k:
             r.append(Reason("kv_quantized", {"cache_type": s.cache_type_k,
                                              "on_gpu": bool(self.gpus)}))

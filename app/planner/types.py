@@ -180,10 +180,13 @@ class Usage:
     # The GPU backend's own memory beyond llama.cpp's buffers (CUDA's context, cuBLAS, pools):
     # not in any buffer line, so never compared with the dry run.
     overhead: int = 0
+    # A vision projector's weights and encoder buffer (app/gguf/projector.py): on the first GPU
+    # when the layers use one, else in RAM.
+    projector: int = 0
 
     @property
     def total(self) -> int:
-        return self.weights + self.kv + self.compute + self.overhead
+        return self.weights + self.kv + self.compute + self.overhead + self.projector
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,7 @@ class DeviceBreakdown:
                 "kv": self.usage.kv,
                 "compute": self.usage.compute,
                 "overhead": self.usage.overhead,
+                "projector": self.usage.projector,
                 "total": self.usage.total,
             },
         }

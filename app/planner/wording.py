@@ -219,6 +219,15 @@ def _kv_quantized(p: Params) -> Text:
               "f16 did not fit.", cache_type=p["cache_type"])
 
 
+def _projector(p: Params) -> Text:
+    if p["where"]:
+        return T_("The vision projector {file} loads with the model, so it can see images: "
+                  "about {size} on the {gpu}, where its layers are.", file=p["file"],
+                  size=size(p["bytes"]), gpu=p["where"])
+    return T_("The vision projector {file} loads with the model, so it can see images: about "
+              "{size} of system RAM.", file=p["file"], size=size(p["bytes"]))
+
+
 def _cores(n: float) -> Text:
     if float(n).is_integer():
         return T_("%n core(s)", None, int(n))
@@ -342,6 +351,13 @@ _WORDING: dict[str, Callable[[Params], str]] = {
                                   "system RAM before any whole layer leaves the GPU.",
                                   n_cpu_moe=p["n_cpu_moe"]),
     # the other settings
+    "projector": _projector,
+    "projector_unreadable": lambda p: T_("{file} lies beside the model but is not loaded: "
+                                         "{error}", file=p["file"], error=p["error"]),
+    "projector_other_model": lambda p: T_("{file} lies beside the model but is made for a model "
+                                          "{width} wide (this one is {n_embd}): it is not loaded, "
+                                          "so the model cannot see images.", file=p["file"],
+                                          width=p["width"], n_embd=p["n_embd"]),
     "kv_quantized": _kv_quantized,
     "ctx_fits_memory": lambda p: T_("Context set to {n_ctx} tokens (the model supports "
                                     "{n_ctx_train}): that is what fits in the memory that is "

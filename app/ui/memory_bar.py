@@ -243,6 +243,7 @@ def legend_words() -> dict[str, str]:
         "kv": tr("Its context (KV cache)"),
         "compute": tr("Working memory"),
         "overhead": tr("GPU driver's own"),
+        "projector": tr("Vision projector"),
         "shared": tr("Shared with the GPU"),
         "others": tr("Other programs"),
         "reserve": tr("Kept free"),
@@ -258,6 +259,8 @@ def legend_tips() -> dict[str, str]:
         "compute": tr("Scratch space llama.cpp computes in (the compute buffers)."),
         "overhead": tr("What the GPU's driver and libraries take for themselves (context, "
                        "cuBLAS)."),
+        "projector": tr("The part that lets the model see images (its mmproj file) and the "
+                        "memory it encodes an image in."),
         "shared": tr("Memory a GPU uses that is system RAM (Apple Silicon, an integrated GPU)."),
         "others": tr("What other programs used when the memory was last read."),
         "reserve": tr("Left free for the system and your other programs."),
@@ -298,7 +301,7 @@ class MemoryLegend(QWidget):
     normal text colour; other programs and the part kept free after them, muted. Only the
     kinds the bars show are listed (:meth:`show_kinds`)."""
 
-    MODEL = ("weights", "kv", "compute", "overhead", "shared")
+    MODEL = ("weights", "kv", "compute", "projector", "overhead", "shared")
     CONTEXT = ("others", "reserve")
     COLUMNS = 3
 

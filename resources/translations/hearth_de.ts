@@ -1402,6 +1402,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Eigenbedarf von CUDA (Kontext, cuBLAS)</translation>
     </message>
     <message>
+        <source>Vision projector</source>
+        <translation>Bild-Projektor</translation>
+    </message>
+    <message>
         <source>GPU (shared memory)</source>
         <translation>GPU (gemeinsamer Speicher)</translation>
     </message>
@@ -1549,6 +1553,14 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <source>The KV cache is stored as {cache_type} (about half the memory of f16) because f16 did not fit.</source>
         <translation>Der KV-Cache wird als {cache_type} gespeichert (etwa halb so viel Speicher wie f16), weil f16 nicht gepasst hat.</translation>
     </message>
+    <message>
+        <source>The vision projector {file} loads with the model, so it can see images: about {size} on the {gpu}, where its layers are.</source>
+        <translation>Der Bild-Projektor {file} wird mit dem Modell geladen, damit es Bilder sehen kann: etwa {size} auf der {gpu}, wo seine Schichten liegen.</translation>
+    </message>
+    <message>
+        <source>The vision projector {file} loads with the model, so it can see images: about {size} of system RAM.</source>
+        <translation>Der Bild-Projektor {file} wird mit dem Modell geladen, damit es Bilder sehen kann: etwa {size} Arbeitsspeicher.</translation>
+    </message>
     <message numerus="yes">
         <source>%n core(s)</source>
         <translation>
@@ -1686,6 +1698,14 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     <message>
         <source>Expert tensors of the first {n_cpu_moe} layers stay in system RAM before any whole layer leaves the GPU.</source>
         <translation>Die Experten-Tensoren der ersten {n_cpu_moe} Schichten bleiben im System-RAM, bevor eine ganze Schicht die GPU verlässt.</translation>
+    </message>
+    <message>
+        <source>{file} lies beside the model but is not loaded: {error}</source>
+        <translation>{file} liegt neben dem Modell, wird aber nicht geladen: {error}</translation>
+    </message>
+    <message>
+        <source>{file} lies beside the model but is made for a model {width} wide (this one is {n_embd}): it is not loaded, so the model cannot see images.</source>
+        <translation>{file} liegt neben dem Modell, ist aber für ein Modell der Breite {width} gemacht (dieses hat {n_embd}): Er wird nicht geladen, das Modell kann also keine Bilder sehen.</translation>
     </message>
     <message>
         <source>Context set to {n_ctx} tokens (the model supports {n_ctx_train}): that is what fits in the memory that is left.</source>
@@ -3284,6 +3304,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     <message>
         <source>What the GPU&apos;s driver and libraries take for themselves (context, cuBLAS).</source>
         <translation>Was der Treiber und die Bibliotheken der GPU für sich selbst belegen (Kontext, cuBLAS).</translation>
+    </message>
+    <message>
+        <source>The part that lets the model see images (its mmproj file) and the memory it encodes an image in.</source>
+        <translation>Der Teil, mit dem das Modell Bilder sieht (seine mmproj-Datei), und der Speicher, in dem er ein Bild kodiert.</translation>
     </message>
     <message>
         <source>Memory a GPU uses that is system RAM (Apple Silicon, an integrated GPU).</source>
@@ -5158,6 +5182,10 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     <message>
         <source>Remove {name}</source>
         <translation>{name} entfernen</translation>
+    </message>
+    <message>
+        <source>{name} is not a vision projector (an mmproj file with an image encoder).</source>
+        <translation>{name} ist kein Bild-Projektor (eine mmproj-Datei mit Bild-Encoder).</translation>
     </message>
 </context>
 <context>
