@@ -428,6 +428,7 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     from app.services.documents import DocumentService
 
     window.chat_panel.use_documents(DocumentService(core.tasks, parent=window))
+    window.chat_panel.use_images(_image_service(core, window, store_path))
     window.settings_requested.connect(
         _settings_opener(core, models, current, apply_theme, window))
     if show_welcome:
@@ -480,6 +481,25 @@ class _Models:
     configure_runner: Callable[[], None]  # the settings (and a running server) to the next load
 
 
+def _image_service(core: Any, window: Any, store_path: Path | None) -> Any:
+    """Images attached in the chat, kept beside the conversations' database and scaled to what
+    the loaded model's projector looks at."""
+    from app.services.images import DEFAULT_SIDE, ImageService
+    from app.storage.db import default_path
+    from app.storage.images import ImageStore
+
+    store = ImageStore((store_path or default_path()).parent / "images")
+    core.conversations.images = store  # exports carry them
+    active = window.chat_panel.active
+
+    def side() -> int:
+        plan = active.plan
+        projector = plan.model.projector if plan is not None else None
+        return (projector.preferred_side if projector is not None else 0) or DEFAULT_SIDE
+
+    return ImageService(core.tasks, store, side, parent=window)
+
+
 def _core_services(parent: QObject, current: list[AppSettings], store_path: Path | None,
                    chat_params: dict[str, Any] | None,
                    runtime: RuntimeSelection | None) -> _Core:
@@ -509,7 +529,8 @@ def _core_services(parent: QObject, current: list[AppSettings], store_path: Path
     library = ModelLibraryService(store, parent)
     runner = RunnerProcess(polls, parent, port=current[0].launch_port,
                            host=current[0].launch_host, limits=current[0].runner_limits,
-                           sharing=current[0].share_runner)
+                           sharing=current[0].share_runner,
+                           image_links=current[0].image_links)
     hardware, tuning, workers, loader = _load_services(parent, tasks, store, runner, selection)
     streamer = ChatStreamer(parent)
     session = ChatSession(streamer, conversations, params=chat_params, parent=parent)

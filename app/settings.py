@@ -88,6 +88,10 @@ class AppSettings:
     # The window starts the model server (`hearth serve`) when none runs, and stops the one it
     # started when it closes: every model of the library served to other programs on request.
     serve_models: bool = False
+    # The runners (the window's and the model server's) fetch images from http(s) links in
+    # requests, from public internet addresses only (runner/remote_image.py); off, a link is
+    # refused and a program must send the image itself.
+    image_links: bool = False
     first_run_done: bool = False
     # The runner's runtime by name (app/runtimes); "" chooses from the hardware.
     runtime: str = ""
@@ -144,6 +148,7 @@ def to_json(settings: AppSettings) -> dict[str, Any]:
         "share_runner": settings.share_runner,
         "share_host": settings.share_host,
         "serve_models": settings.serve_models,
+        "image_links": settings.image_links,
         "first_run_done": settings.first_run_done,
         "runtime": settings.runtime,
         "window_geometry": _b64(settings.window_geometry),
@@ -205,6 +210,7 @@ def from_json(data: object, steps: Mapping[int, Migration] | None = None,
         share_runner=pick("share_runner", is_bool, default.share_runner),
         share_host=pick("share_host", valid_host, default.share_host),
         serve_models=pick("serve_models", is_bool, default.serve_models),
+        image_links=pick("image_links", is_bool, default.image_links),
         first_run_done=pick("first_run_done", is_bool, default.first_run_done),
         runtime=pick("runtime", _is_runtime_name, default.runtime),
         window_geometry=_unb64(d.get("window_geometry"), "window_geometry"),
@@ -294,7 +300,7 @@ def _problems(s: AppSettings) -> list[str]:
                         f"not {s.runner_port!r}")
     if not valid_host(s.share_host):
         problems.append(f"the sharing interface must be an IP address, not {s.share_host!r}")
-    for name in ("share_runner", "serve_models", "first_run_done"):
+    for name in ("share_runner", "serve_models", "image_links", "first_run_done"):
         if not isinstance(getattr(s, name), bool):
             problems.append(f"{name} must be true or false")
     if not _is_language(s.language):

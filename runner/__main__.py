@@ -64,6 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--no-auth", action="store_true",
                        help="serve without an API key (only when HEARTH_API_KEY is unset, and "
                             "only on a loopback --host)")
+    from runner import remote_image as links
+
+    serve.add_argument("--image-links", action="store_true",
+                       help="fetch the images of http(s) links in chat requests, from public "
+                            "internet addresses only (never this computer's or its network's), "
+                            f"at most {links.MAX_BYTES // 2**20} MiB, {links.TIMEOUT_S:g} s and "
+                            f"{links.MAX_REDIRECTS} redirects each; without it a link is "
+                            "refused and images must come as data URLs")
     serve.add_argument("--verbose", action="store_true", help="include llama.cpp's own log")
     serve.add_argument("--watch-stdin", action="store_true",
                        help="exit when standard input closes; the app that spawns the runner "
@@ -180,18 +188,25 @@ def serve_main(args: argparse.Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
     print(json.dumps({"event": "listening", "url": f"http://{shown}:{port}"}), flush=True)
     return _serve(sock, settings, key, watch_stdin=args.watch_stdin,
-                  limits=limits_from_args(args), loopback_only=is_loopback(args.host))
+                  limits=limits_from_args(args), loopback_only=is_loopback(args.host),
+                  image_links=args.image_links)
 
 
 def _serve(sock: socket.socket, settings: LoadSettings, key: str | None,
            watch_stdin: bool = False, limits: Limits | None = None,
-           loopback_only: bool = True) -> int:
+           loopback_only: bool = True, image_links: bool = False) -> int:
     import uvicorn
 
     from runner.connections import ConnectionGuard, guarded_protocol
     from runner.server import RunnerState, create_app
 
     state = RunnerState(settings, limits)
+    if image_links:
+        from runner.remote_image import fetch_image
+
+        state.fetch_image = fetch_image
+        log.info("image links are fetched (--image-links): from public internet addresses "
+                 "only", extra={"event": "image_links"})
     state.connections = ConnectionGuard(state.limits, _connection_cap(state.limits))
     exit_code: list[int] = [ExitCode.OK]
 

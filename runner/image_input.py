@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from runner.vision import MAX_IMAGES, Image, ImageRefused, sniff
 
 IMAGE_PARTS = ("image_url",)
+LINKS_BUDGET_S = 20.0  # all the links of one request, fetched one after another
 # Fetches a link's bytes (a bounded client), or None where links are not allowed.
 Fetch = Callable[[str, str], bytes] | None
 
@@ -42,10 +44,21 @@ def image_parts(messages: Sequence[Any]) -> list[tuple[str, str]]:
     return found
 
 
-def load_images(parts: list[tuple[str, str]], fetch: Fetch) -> list[Image]:
+def load_images(parts: list[tuple[str, str]], fetch: Fetch,
+                links_budget_s: float = LINKS_BUDGET_S) -> list[Image]:
     """The images' bytes, checked from their headers (on a prompt thread: base64 of a photo
-    takes milliseconds to decode)."""
-    return [sniff(_bytes(where, url, fetch), where) for where, url in parts]
+    takes milliseconds to decode). Links share one time budget: sixteen slow ones must not
+    hold a prompt thread for sixteen times a link's own limit."""
+    out: list[Image] = []
+    deadline = time.monotonic() + links_budget_s
+    for where, url in parts:
+        if url.startswith(("http://", "https://")) and fetch is not None and \
+                time.monotonic() > deadline:
+            raise ImageRefused(f"{where}: the request's image links took more than "
+                               f"{links_budget_s:.0f} s together; send the images themselves "
+                               "as data URLs.")
+        out.append(sniff(_bytes(where, url, fetch), where))
+    return out
 
 
 def _bytes(where: str, url: str, fetch: Fetch) -> bytes:

@@ -256,6 +256,7 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
         raise ProbeError(f"{settings.model}: no such file.")
     started = time.monotonic()
     sizes = model_tensor_sizes(settings.model)
+    projector = _projector_bytes(settings.mmproj) if settings.mmproj else None
     llamalog.install()
     runtime.llama()  # the runtime's backends first: a GGML_BACKEND_DL build has none yet
     llama_cpp.llama_backend_init()
@@ -303,7 +304,24 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
         "tensor_split": list(options.tensor_split),
         "elapsed_s": round(time.monotonic() - started, 3),
     })
+    if projector is not None:
+        # Not allocated by a dry run (libmtmd has none): its file is checked and its weights
+        # reported, for the plan's projector line to be compared with.
+        result["projector"] = {"path": settings.mmproj, "weights": projector}
     return result
+
+
+def _projector_bytes(path: str) -> int:
+    """The tensor bytes of a vision projector, or ProbeError when the file is not one."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+        sizes = tensor_sizes(path) if head == b"GGUF" else {}
+    except (OSError, ValueError) as exc:
+        raise ProbeError(f"the vision projector {path} cannot be read: {exc}") from None
+    if not any(name.startswith(("v.", "mm.")) for name in sizes):
+        raise ProbeError(f"{path} is not a vision projector (no image encoder tensors).")
+    return sum(sizes.values())
 
 
 def summarize(lines: list[str], sizes: dict[str, int], n_layer: int,

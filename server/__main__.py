@@ -53,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "the planner allows)")
     parser.add_argument("--no-dry-run", action="store_true",
                         help="plan without llama.cpp's dry run (faster loads, less exact)")
+    parser.add_argument("--image-links", action="store_true",
+                        help="let the models fetch images from http(s) links in requests, from "
+                             "public internet addresses only (default: Settings → Sharing's "
+                             "choice, else off: a link is refused)")
     parser.add_argument("--verbose", action="store_true", help="log more")
     from runner.limits import add_limit_flags
 
@@ -118,9 +122,10 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
     from server.planning import plan_alone
     from server.routes_more import more_routes
 
-    config = _with_overrides(load_config(), args)
+    settings = load_settings()
+    config = _with_overrides(load_config(), args, settings.image_links)
     selection = RuntimeSelection(args.runtime if args.runtime is not None
-                                 else load_settings().runtime or None)
+                                 else settings.runtime or None)
     limits = limits_from_args(args)
     http = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=None,
                                                    max_keepalive_connections=64))
@@ -162,11 +167,15 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
     return 0
 
 
-def _with_overrides(config: Any, args: argparse.Namespace) -> Any:
+def _with_overrides(config: Any, args: argparse.Namespace, image_links: bool = False) -> Any:
+    """``config`` (server.json's) with the command line's choices, and Hearth's settings'
+    ``image_links`` (or ``--image-links``)."""
     import dataclasses
     import math
 
     changes: dict[str, Any] = {}
+    if args.image_links or image_links:
+        changes["image_links"] = True
     if args.idle_minutes is not None:
         changes["idle_s"] = math.inf if args.idle_minutes < 0 else args.idle_minutes * 60
     if args.memory_budget_mib is not None:

@@ -37,6 +37,9 @@ class ServerConfig:
     aliases: dict[str, str] = field(default_factory=dict)  # name or prefix* -> model id
     # What all resident models together may hold in RAM, in bytes (0: what the planner allows).
     memory_budget: int = 0
+    # Each model's runner fetches images from http(s) links in requests (public addresses
+    # only): not from server.json but Hearth's settings (Settings → Sharing), or --image-links.
+    image_links: bool = False
 
     def idle_for(self, model_id: str) -> float:
         return self.model_idle_s.get(model_id, self.idle_s)

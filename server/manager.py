@@ -374,7 +374,8 @@ class Manager:
         assert slot.planned is not None
         flags = [*slot.planned.flags, "--alias", slot.entry.id,
                  *(["--embedding"] if slot.embedding else [])]
-        launch = build_launch(str(slot.entry.path), flags, program=slot.planned.build.program)
+        launch = build_launch(str(slot.entry.path), flags, program=slot.planned.build.program,
+                              image_links=self._config().image_links)
         started = self._clock()
         process = await asyncio.create_subprocess_exec(
             launch.program, *launch.args, env=launch.env, stdin=asyncio.subprocess.PIPE,

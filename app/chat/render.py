@@ -30,7 +30,8 @@ from app.chat.fold import fold
 from app.chat.message import Message
 from app.chat.source import ReplySource
 from app.chat.streaming import Reasoned, split_reasoning
-from app.chat.transcript import DOCUMENTS_USED
+from app.chat.transcript import DOCUMENTS_USED, images_of
+from app.storage.images import image_url
 
 if TYPE_CHECKING:  # markdown-it and Pygments are imported when the first message is rendered:
     # a tenth of a second that the window's start need not wait for (it shows no message yet)
@@ -405,7 +406,8 @@ def render_name(m: Message, theme: Theme) -> str:
 
 
 def render_message(m: Message, theme: Theme, streaming: bool = False, *,
-                   index: int | None = None, expanded: bool = False, whole: bool = False) -> str:
+                   index: int | None = None, expanded: bool = False, whole: bool = False,
+                   cites: Cites | None = None) -> str:
     """One message as HTML: its name line, its reasoning (folded), its text, its note and,
     given its ``index`` in the view, the small line under it (:func:`render_footer`).
 
@@ -414,6 +416,8 @@ def render_message(m: Message, theme: Theme, streaming: bool = False, *,
     big to render at once is folded (app/chat/fold.py) and gets a "Show all" link; ``whole``
     shows all of the stored text instead, as plain text (:func:`render_whole`). The actions
     (copy, edit, regenerate, versions) are the view's buttons, not part of the HTML.
+    ``cites``: the question's place and the documents that went with it; a finished reply's
+    citations of them ("[report.pdf, page 4]") become links that open them.
     """
     cut = False
     copy = (index, 0) if index is not None else None
@@ -432,10 +436,73 @@ def render_message(m: Message, theme: Theme, streaming: bool = False, *,
         body = render_markdown(folded.text, theme, copy) if folded.text else ""
     if streaming:
         body = _with_cursor(body)
+    elif cites is not None and m.role == "assistant":
+        body = link_citations(body, cites, theme)
     tail = render_documents(m, theme, index) + render_note(m, theme)
     if index is not None and not streaming:
         tail += render_footer(m, theme, index, whole=True if whole else (False if cut else None))
-    return render_name(m, theme) + head + body + tail
+    return render_name(m, theme) + render_images(m) + head + body + tail
+
+
+# A question's place in the view and the names of the documents that went with it (in the order
+# of its DOCUMENTS_USED, which the link's number indexes).
+Cites = tuple[int, Sequence[str]]
+_TAG = re.compile(r"(<[^>]*>)")
+_NO_LINKS_IN = {"a", "code", "pre"}
+
+
+def link_citations(body: str, cites: Cites, theme: Theme) -> str:
+    """``body`` (a reply's HTML) with each citation of a document the question had ("[name]",
+    "[name, page 4]") made a link that opens it. The model's text only places the link: where
+    it goes is Hearth's record of the attachment (the question's meta), and text inside links
+    and code stays as it is."""
+    question, names = cites
+    escaped = {html.escape(n, quote=False): i for i, n in enumerate(names) if n}
+    if not escaped or "[" not in body:
+        return body
+    alternatives = "|".join(re.escape(e) for e in sorted(escaped, key=len, reverse=True))
+    pattern = re.compile(rf"\[({alternatives})((?:, [^\[\]<>]{{1,60}})?)\]")
+
+    def link(m: re.Match[str]) -> str:
+        href = f"{ACTION_SCHEME}:open-doc/{question}/{escaped[m.group(1)]}"
+        return f'<a href="{href}" style="color:{theme.link}; text-decoration:none">{m.group(0)}</a>'
+
+    out: list[str] = []
+    inside = 0
+    for piece in _TAG.split(body):
+        if piece.startswith("<"):
+            name = piece[1:].split(maxsplit=1)[0].rstrip(">").lower() if len(piece) > 2 else ""
+            if name in _NO_LINKS_IN:
+                inside += 1
+            elif name.startswith("/") and name[1:] in _NO_LINKS_IN:
+                inside = max(0, inside - 1)
+            out.append(piece)
+        else:
+            out.append(piece if inside else pattern.sub(link, piece))
+    return "".join(out)
+
+
+THUMB_HEIGHT = 120  # a question's images in the transcript, in pixels high at most
+
+
+def render_images(m: Message) -> str:
+    """A question's images as thumbnails, above its text. Their sources are Hearth's record of
+    what the person attached (references into its image store), never a message's text; the
+    view draws only images of that store (app/ui/chat_images.py)."""
+    refs = images_of(m)
+    if not refs:
+        return ""
+    tags = []
+    for ref in refs:
+        width, height = ref.get("width"), ref.get("height")
+        if not (isinstance(width, int) and isinstance(height, int) and width > 0 and height > 0):
+            continue
+        scale = min(1.0, THUMB_HEIGHT / height)
+        tags.append(f'<img src="{html.escape(image_url(ref))}" '
+                    f'width="{max(1, round(width * scale))}" '
+                    f'height="{max(1, round(height * scale))}" '
+                    f'alt="{html.escape(str(ref.get("name") or ""))}">')
+    return f'<p>{"&nbsp;".join(tags)}</p>\n' if tags else ""
 
 
 # Anchored at line starts, so that each line is scanned once: unanchored, the search would start

@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 from app.chat.message import Message
+from app.storage.images import image_url
 
 # A user message's attached documents, kept in its meta so that a Regenerate, an edit or a
 # restart sends the same: the block the model is sent before the message's text
@@ -24,6 +25,21 @@ from app.chat.message import Message
 # "places"} each), which the chat shows under the message.
 DOCUMENTS = "documents"
 DOCUMENTS_USED = "documents_used"
+# A user message's images: references into Hearth's image store (app/storage/images.py), sent to
+# a model that sees images, shown as thumbnails, kept through Regenerate, edits and restarts.
+IMAGES = "images"
+# What an image costs in the context before the runner has counted it: Gemma 3's 256 tokens,
+# Qwen's for a mid-size picture; the trim errs toward sending fewer old turns.
+IMAGE_TOKENS = 768
+ATTACHMENTS = (DOCUMENTS, DOCUMENTS_USED, IMAGES)
+# A conversation's knowledge (in its settings): files and folders every question draws on.
+KNOWLEDGE = "knowledge"
+
+
+def images_of(m: Message) -> list[dict[str, Any]]:
+    """The image references a user message carries (none for other roles or odd meta)."""
+    refs = m.meta.get(IMAGES) if m.role == "user" else None
+    return [r for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []
 
 
 def sent_text(m: Message) -> str:
@@ -102,7 +118,7 @@ class Transcript:
         i = self._index(question, "user")
         del self.messages[i:]
         user = Message("user", text, parent=question.parent,
-                       meta={k: question.meta[k] for k in (DOCUMENTS, DOCUMENTS_USED)
+                       meta={k: question.meta[k] for k in ATTACHMENTS
                              if k in question.meta})  # the words change, not the attachments
         self.messages.append(user)
         return user, self._live_after(user)
@@ -151,21 +167,32 @@ class Transcript:
         return live
 
     def api_messages(self, system: str = "", budget: int | None = None,
-                     count: Callable[[str], int] | None = None, *, continuing: bool = False
-                     ) -> tuple[list[dict[str, Any]], int]:
+                     count: Callable[[str], int] | None = None, *, continuing: bool = False,
+                     images: bool = False) -> tuple[list[dict[str, Any]], int]:
         """What the model is sent, and how many of the oldest messages were left out.
 
         Failed empty replies are left out. With ``budget`` (tokens), the oldest turns are dropped
         until the rest fits; the newest user message is always sent. The stored conversation is
         never changed. The live reply is left out, unless ``continuing``: then its text is sent
-        last, for the model to go on from.
+        last, for the model to go on from. ``images``: the model sees images, so a question's
+        go with it (as stand-in URLs the streaming thread inlines: app/storage/images.py);
+        otherwise they are left out.
         """
         chosen = [m for m in self.messages
                   if (m is not self.live or continuing) and (m.content or m.role != "assistant")]
-        kept, dropped = trim_to_budget(chosen, budget, count or estimate_tokens)
+        kept, dropped = trim_to_budget(chosen, budget, count or estimate_tokens, images)
         out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-        out += [{"role": m.role, "content": sent_text(m)} for m in kept]
+        out += [_sent(m, images) for m in kept]
         return out, dropped
+
+
+def _sent(m: Message, images: bool) -> dict[str, Any]:
+    refs = images_of(m) if images else []
+    if not refs:
+        return {"role": m.role, "content": sent_text(m)}
+    parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": image_url(r)}}
+                                   for r in refs]
+    return {"role": m.role, "content": [*parts, {"type": "text", "text": sent_text(m)}]}
 
 
 def estimate_tokens(text: str) -> int:
@@ -175,12 +202,14 @@ def estimate_tokens(text: str) -> int:
 
 
 def trim_to_budget(messages: Sequence[Message], budget: int | None,
-                   count: Callable[[str], int]) -> tuple[list[Message], int]:
+                   count: Callable[[str], int], images: bool = False
+                   ) -> tuple[list[Message], int]:
     """Drop the oldest messages until the rest fits ``budget``; keeps at least the last one."""
     items = list(messages)
     if budget is None:
         return items, 0
-    sizes = [count(sent_text(m)) for m in items]
+    sizes = [count(sent_text(m)) + (IMAGE_TOKENS * len(images_of(m)) if images else 0)
+             for m in items]
     total = sum(sizes)
     start = 0
     while total > budget and start < len(items) - 1:

@@ -4,6 +4,7 @@ layers use one (``use_gpu`` follows ``--n-gpu-layers``), else in RAM."""
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,13 @@ class ProjectorInfo:
     n_ff: int
     n_head: int
     projection_dim: int  # the width it hands the model: the model's n_embd (0: not stated)
+    max_pixels: int = 0  # families that take any size (Qwen-VL) state a pixel budget instead
+
+    @property
+    def preferred_side(self) -> int:
+        """The longest side worth sending: what the encoder resizes to, or the side of its
+        pixel budget (0: not stated)."""
+        return math.isqrt(self.max_pixels) if self.max_pixels else self.image_size
 
     @property
     def n_patches(self) -> int:
@@ -60,5 +68,6 @@ def read_projector(path: str | os.PathLike[str]) -> ProjectorInfo:
         projector_type=str(kind)[:40], image_size=num("clip.vision.image_size"),
         patch_size=num("clip.vision.patch_size"), n_embd=num("clip.vision.embedding_length"),
         n_ff=num("clip.vision.feed_forward_length"), n_head=num("clip.vision.attention.head_count"),
-        projection_dim=num("clip.vision.projection_dim"))
+        projection_dim=num("clip.vision.projection_dim"),
+        max_pixels=num("clip.vision.image_max_pixels"))
 

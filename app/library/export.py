@@ -11,16 +11,21 @@ import re
 import time
 from typing import Any
 
+from app.chat.message import Message
+from app.chat.transcript import images_of
 from app.library.conversations import Conversation
+from app.storage.images import ImageStore
 
 FORMAT = "hearth-conversation"
 VERSION = 1
 _NAMES = {"user": "You", "assistant": "Assistant", "system": "System"}
 _UNSAFE = re.compile(r'[\x00-\x1f<>:"/\\|?*]+')
+_ALT = re.compile(r"[\[\]\n\r]+")  # what would end an image's Markdown alt text
 
 
-def to_markdown(conv: Conversation) -> str:
-    """The conversation as Markdown: a title, then each message under its speaker's name."""
+def to_markdown(conv: Conversation, images: ImageStore | None = None) -> str:
+    """The conversation as Markdown: a title, then each message under its speaker's name, a
+    question's images first (from ``images``, inline as data URLs)."""
     lines = [f"# {conv.title or 'Conversation'}", ""]
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(conv.created))
     lines += [f"*{when}" + (f" · {conv.model.replace(chr(92), '/').rsplit('/', 1)[-1]}*"
@@ -29,21 +34,36 @@ def to_markdown(conv: Conversation) -> str:
     if system:
         lines += ["## System prompt", "", system, ""]
     for m in conv.messages:
-        lines += [f"## {_NAMES.get(m.role, m.role)}", "", m.content, ""]
+        lines += [f"## {_NAMES.get(m.role, m.role)}", ""]
+        for ref in images_of(m):
+            # Inline, so the one file keeps the pictures (a path would point into Hearth).
+            url = images.data_url(ref) if images else None
+            alt = _ALT.sub(" ", str(ref.get("name") or "image"))
+            lines += [f"![{alt}]({url})" if url else f"*(image {alt}: not in Hearth's store)*", ""]
+        lines += [m.content, ""]
         if m.note:
             lines += [f"*{m.note}*", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def to_json(conv: Conversation) -> str:
-    """The conversation as JSON (UTF-8 text, indented)."""
+def to_json(conv: Conversation, images: ImageStore | None = None) -> str:
+    """The conversation as JSON (UTF-8 text, indented); a question's images as data URLs in its
+    ``images`` (from ``images``; null for one no longer kept)."""
+    def message(m: Message) -> dict[str, Any]:
+        out = {"role": m.role, "content": m.content, "note": m.note, "created": m.created,
+               "meta": m.meta}
+        refs = images_of(m)
+        if refs:
+            out["images"] = [{**r, "data_url": images.data_url(r) if images else None}
+                             for r in refs]
+        return out
+
     data: dict[str, Any] = {
         "format": FORMAT, "version": VERSION,
         "title": conv.title, "model": conv.model,
         "created": conv.created, "updated": conv.updated,
         "settings": conv.settings,
-        "messages": [{"role": m.role, "content": m.content, "note": m.note,
-                      "created": m.created, "meta": m.meta} for m in conv.messages],
+        "messages": [message(m) for m in conv.messages],
     }
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 

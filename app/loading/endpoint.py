@@ -38,11 +38,15 @@ class ChatEndpoint:
     url: str
     key: str
     source: ReplySource
+    # The model was loaded with a vision projector: a question's images go with it. (A server's
+    # model is sent text only: whether it sees images is not known.)
+    sees_images: bool = False
 
     @staticmethod
-    def local(url: str, key: str | None, model_path: str) -> ChatEndpoint:
+    def local(url: str, key: str | None, model_path: str, sees_images: bool = False
+              ) -> ChatEndpoint:
         """This computer's runner, serving ``model_path``."""
-        return ChatEndpoint(url, key or "", ReplySource(model_path))
+        return ChatEndpoint(url, key or "", ReplySource(model_path), sees_images)
 
     @staticmethod
     def remote(url: str, key: str, model: str, server_name: str,

@@ -88,11 +88,14 @@ class RunnerProgram:
         return [*self.program, *self.runtime_args]
 
     def serve(self, model: str, flags: Sequence[str] = (), *, host: str = "127.0.0.1",
-              port: int = 0) -> list[str]:
+              port: int = 0, image_links: bool = False) -> list[str]:
         """Serve ``model`` for the app: it exits when the app closes its stdin or dies. A
-        non-loopback ``host`` adds ``--allow-remote`` (sharing is on purpose)."""
+        non-loopback ``host`` adds ``--allow-remote`` (sharing is on purpose);
+        ``image_links`` lets it fetch images from links in requests (public addresses only:
+        the settings' ``image_links``)."""
         return [*self.argv, "serve", "--model", model, "--host", host, "--port", str(port),
                 *([] if _loopback(host) else ["--allow-remote"]),
+                *(["--image-links"] if image_links else []),
                 "--watch-stdin", *flags]
 
     def probe(self, flags: Sequence[str]) -> list[str]:
@@ -122,7 +125,8 @@ def build_launch(model: str, flags: list[str] | None = None,
                  base_env: Mapping[str, str] | None = None,
                  key: str | None = None,
                  program: RunnerProgram | Sequence[str] | None = None,
-                 port: int = 0, host: str = "127.0.0.1") -> RunnerLaunch:
+                 port: int = 0, host: str = "127.0.0.1",
+                 image_links: bool = False) -> RunnerLaunch:
     """The ``serve`` command for ``model`` with extra runner ``flags`` (e.g. from a plan).
 
     ``port`` 0 lets the system pick a free one (the runner reports it); a fixed port is for
@@ -130,7 +134,8 @@ def build_launch(model: str, flags: list[str] | None = None,
     the model with other devices (an address of this computer, or 0.0.0.0 for every network):
     then ``--allow-remote`` says it is on purpose. Either way the key is required: ``key``
     where one is given (the shared model's kept key, app/remote/share.py, which other apps
-    are set up with), else a new one for this start.
+    are set up with), else a new one for this start. ``image_links``: the runner fetches
+    images from http(s) links in requests (RunnerProgram.serve).
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"the runner's port must be 0 (any free port) or 1–65535, not {port!r}")
@@ -147,5 +152,6 @@ def build_launch(model: str, flags: list[str] | None = None,
     env.setdefault("PYTHONUNBUFFERED", "1")
     # The program the plan was made for (its RunnerBuild), so the dry run, the devices and
     # the served model all come from one llama.cpp build.
-    prog, *args = RunnerProgram.of(program).serve(model, flags or [], host=host, port=port)
+    prog, *args = RunnerProgram.of(program).serve(model, flags or [], host=host, port=port,
+                                                  image_links=image_links)
     return RunnerLaunch(program=prog, args=args, env=env, key=key)

@@ -234,7 +234,9 @@ class ActiveModel(QObject):
     def _local_endpoint(self, state: RunnerState) -> ChatEndpoint | None:
         if state != RunnerState.READY:
             return None
-        return ChatEndpoint.local(self.runner.url, self.runner.key, self.runner.model)
+        model = getattr(self.loader.plan, "model", None)  # the plan the runner was started with
+        return ChatEndpoint.local(self.runner.url, self.runner.key, self.runner.model,
+                                  getattr(model, "projector", None) is not None)
 
     def _on_runner_state(self, state: RunnerState) -> None:
         step = self.state.runner_state(state.value, self._local_endpoint(state))

@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from app.chat.message import Message
 from app.chat.sampling import ChatSettings, Sampling, fold_system
 from app.chat.stats import ReplyStats
-from app.chat.transcript import ReplyEnd, Transcript
+from app.chat.transcript import IMAGES, KNOWLEDGE, ReplyEnd, Transcript
 from app.loading.endpoint import ChatEndpoint
 from app.services.chat_stream import (
     ChatRequest,
@@ -28,6 +28,7 @@ from app.services.chat_stream import (
     StreamEnded,
     StreamFailure,
 )
+from app.storage.images import ImageStore
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,8 @@ class ChatSession(QObject):
         self.model_defaults = Sampling()  # the loaded model's sampling defaults (its GGUF)
         self.context_size = 0  # the loaded model's n_ctx (0: unknown, nothing is trimmed)
         self.transcript = Transcript()
+        # Where a question's images are kept; read on the streaming thread when sent.
+        self.images: ImageStore | None = None
         self._request: ChatRequest | None = None
         self._pending = ""
         self._pieces = 0
@@ -130,8 +133,21 @@ class ChatSession(QObject):
         settings = ChatSettings(system_prompt, sampling)
         if settings == self.chat_settings():
             return
-        self.transcript.settings = json.loads(settings.to_json())
+        # Other keys of the conversation's settings (its knowledge) are kept.
+        self.transcript.settings = {**self.transcript.settings, **json.loads(settings.to_json())}
         self._store.save_settings(self.transcript)
+
+    @property
+    def knowledge(self) -> list[str]:
+        """The files and folders every question of this conversation draws on."""
+        paths = self.transcript.settings.get(KNOWLEDGE)
+        return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+
+    def set_knowledge(self, paths: list[str]) -> None:
+        """Change them (kept with the conversation; a new one keeps them once it is saved)."""
+        if paths != self.knowledge:
+            self.transcript.settings = {**self.transcript.settings, KNOWLEDGE: list(paths)}
+            self._store.save_settings(self.transcript)
 
     def request_params(self) -> dict[str, Any]:
         """What a reply is asked with: the conversation's sampling settings over the model's
@@ -152,17 +168,21 @@ class ChatSession(QObject):
         self.conversation_changed.emit(self.transcript)
 
     def send(self, text: str, endpoint: ChatEndpoint,
-             documents: dict[str, Any] | None = None) -> bool:
+             documents: dict[str, Any] | None = None,
+             images: list[dict[str, Any]] | None = None) -> bool:
         """Send the user's ``text``; False when a reply is streaming or the text is empty.
 
         ``endpoint``: where the reply is asked (the model in use: app/services/active_model.py);
         its source is recorded in the reply's ``meta``. ``documents``: the attached documents'
-        meta (app/chat/transcript.py DOCUMENTS, DOCUMENTS_USED), kept with the question."""
+        meta (app/chat/transcript.py DOCUMENTS, DOCUMENTS_USED), kept with the question.
+        ``images``: references into :attr:`images` (app/storage/images.py), kept likewise."""
         text = text.strip()
         if not text or not self._idle():
             return False
         user, live = self.transcript.begin_reply(text)
         user.meta.update(documents or {})
+        if images:
+            user.meta[IMAGES] = list(images)
         return self._start(endpoint, user, live)
 
     def _reshow(self, *leaving: Message | None) -> None:
@@ -241,7 +261,8 @@ class ChatSession(QObject):
     def _start(self, endpoint: ChatEndpoint, user: Message | None, live: Message,
                continuing: bool = False) -> bool:
         messages, dropped = self.transcript.api_messages(self.system_prompt, self._budget(),
-                                                         continuing=continuing)
+                                                         continuing=continuing,
+                                                         images=endpoint.sees_images)
         if user is not None:
             self._store.save_message(self.transcript, user)
             self.message_added.emit(user)
@@ -249,7 +270,8 @@ class ChatSession(QObject):
             live.meta["model"] = self.transcript.model
         if not endpoint.model and self.transcript.model:
             # An endpoint that names no model (a test's) is the conversation's local model.
-            endpoint = ChatEndpoint.local(endpoint.url, endpoint.key, self.transcript.model)
+            endpoint = ChatEndpoint.local(endpoint.url, endpoint.key, self.transcript.model,
+                                          endpoint.sees_images)
         if endpoint.model:
             # Where this reply comes from (a continued reply may change hands: the last wins).
             live.meta["source"] = endpoint.source.to_meta()
@@ -261,7 +283,7 @@ class ChatSession(QObject):
         self.live_changed.emit(live)
         self.trimmed.emit(dropped)
         self._request = self._streamer.send(ChatRequest.to(endpoint, messages,
-                                                           self.request_params()))
+                                                           self.request_params(), self.images))
         self._timer.start()
         self.busy_changed.emit(True)
         return True

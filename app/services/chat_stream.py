@@ -33,6 +33,7 @@ from app.jobs import CancelToken
 from app.loading.endpoint import ChatEndpoint
 from app.remote.client import RemoteClient, RemoteError
 from app.runner_client import RunnerClient, RunnerError, RunnerUnreachable
+from app.storage.images import ImageStore, inline_images
 
 log = logging.getLogger(__name__)
 
@@ -51,13 +52,16 @@ class ChatRequest:
     id: int = field(default_factory=lambda: next(_ids))
     token: CancelToken = field(default_factory=CancelToken, compare=False, repr=False)
     source: ReplySource | None = None
+    # Where the images the messages name are read (on the worker thread, just before sending).
+    images: ImageStore | None = field(default=None, compare=False, repr=False)
 
     @staticmethod
     def to(endpoint: ChatEndpoint, messages: list[dict[str, Any]],
-           params: dict[str, Any]) -> ChatRequest:
+           params: dict[str, Any], images: ImageStore | None = None) -> ChatRequest:
         """A request for ``endpoint`` (app/services/active_model.py's, made when the model was
         put in use)."""
-        return ChatRequest(endpoint.url, endpoint.key, messages, params, source=endpoint.source)
+        return ChatRequest(endpoint.url, endpoint.key, messages, params, source=endpoint.source,
+                           images=images)
 
     @property
     def endpoint(self) -> ChatEndpoint:
@@ -111,7 +115,8 @@ def stream_reply(request: ChatRequest, emit_delta: Any, client_factory: Any = Ru
     if token.cancelled:
         return StreamEnded(request.id, "stopped")
     try:
-        with request.endpoint.open_stream(request.messages, request.params,
+        messages = inline_images(request.messages, request.images)
+        with request.endpoint.open_stream(messages, request.params,
                                           runner=client_factory,
                                           server=remote_factory) as stream:
             unregister = token.on_cancel(stream.close)

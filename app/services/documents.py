@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
 from app.chat.transcript import DOCUMENTS, DOCUMENTS_USED, estimate_tokens
 from app.i18n import T_, TextError
@@ -34,19 +34,77 @@ MIN_ROOM = 128
 UNKNOWN_CONTEXT = 8192
 # Files read from one attached folder at most (a home folder's 50,000 is refused with a sentence).
 MAX_FOLDER_FILES = 2000
+WATCH_SETTLE_MS = 800  # a folder quiet this long after a change is read again
 
 
 class DocumentService(QObject):
     ready = Signal(object)  # the question's meta (DOCUMENTS, DOCUMENTS_USED)
     failed = Signal(object)  # a sentence (Text)
     busy_changed = Signal(bool)
+    refreshed = Signal(int)  # the watched knowledge was brought up to date: files read again
 
     def __init__(self, tasks: TaskRunner, index: PassageIndex | None = None,
-                 parent: QObject | None = None) -> None:
+                 parent: QObject | None = None, settle_ms: int = WATCH_SETTLE_MS) -> None:
         super().__init__(parent)
         self._tasks = tasks
         self._index = index
         self._token: CancelToken | None = None
+        # The open conversation's knowledge, watched (this process owns the index): a change
+        # is read again once the folder has been quiet for settle_ms.
+        self._watched: list[str] = []
+        self._watcher = QFileSystemWatcher(self)
+        self._watcher.directoryChanged.connect(self._changed)
+        self._watcher.fileChanged.connect(self._changed)
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(settle_ms)
+        self._settle.timeout.connect(self.refresh)
+        self._refreshing: CancelToken | None = None
+        self._again = False
+
+    def watch(self, paths: Sequence[str]) -> None:
+        """Watch ``paths`` (the open conversation's knowledge) and bring their passages up to
+        date now: files changed while Hearth was closed are read again before a question."""
+        self._watched = list(paths)
+        old = self._watcher.directories() + self._watcher.files()
+        if old:
+            self._watcher.removePaths(old)
+        if self._watched:
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Read again what of the watched knowledge is new or changed (a cancellable job)."""
+        if self._refreshing is not None:
+            self._again = True  # one more pass once this one ends
+            return
+        paths, index = list(self._watched), self._index
+
+        def work(token: CancelToken) -> tuple[int, list[str]]:
+            return _refresh(paths, index or _default_index(), token)
+
+        self._refreshing = self._tasks.start_job(work, self._on_refreshed, self._on_refresh_failed,
+                                                 name="knowledge", expected=(TextError, OSError))
+
+    def _changed(self, _path: str) -> None:
+        self._settle.start()
+
+    def _on_refreshed(self, result: tuple[int, list[str]]) -> None:
+        self._refreshing = None
+        read, watch = result
+        have = set(self._watcher.directories() + self._watcher.files())
+        roots = [w.rstrip(os.sep) for w in self._watched]  # a pass for an earlier list: not those
+        missing = [p for p in watch if p not in have
+                   and any(p == r or p.startswith(r + os.sep) for r in roots)]
+        if missing:
+            self._watcher.addPaths(missing)
+        self.refreshed.emit(read)
+        if self._again:
+            self._again = False
+            self.refresh()
+
+    def _on_refresh_failed(self, exc: Exception) -> None:
+        self._refreshing = None
+        log.info("the knowledge could not be read again: %s", exc)
 
     @property
     def busy(self) -> bool:
@@ -125,6 +183,40 @@ def _files(paths: list[str]) -> list[tuple[str, bool]]:
                                        folder=os.path.basename(path), count=MAX_FOLDER_FILES))
         out += [(f, True) for f in found]
     return out
+
+
+def _default_index() -> PassageIndex:
+    from app.documents.index import PassageIndex
+
+    return PassageIndex()
+
+
+def _refresh(paths: list[str], index: PassageIndex, token: CancelToken) -> tuple[int, list[str]]:
+    """Index what of ``paths`` is new or changed; the number read, and the folders and files to
+    watch (a folder's subfolders too: a watch sees its own entries only)."""
+    from app.documents.extract import DocumentError, extract
+
+    read = 0
+    watch = [p for p in paths if os.path.exists(p)]
+    for path in paths:
+        if os.path.isdir(path):
+            watch += [os.path.join(folder, d) for folder, dirs, _ in os.walk(path)
+                      for d in dirs if not d.startswith(".")][:MAX_FOLDER_FILES]
+    try:
+        files = _files([p for p in paths if os.path.exists(p)])
+    except DocumentError:
+        files = []  # a folder grown past the limit: a question says so
+    for path, _in_folder in files:
+        token.check()
+        watch.append(path)
+        if index.known(path) is not None:
+            continue
+        try:
+            index.add(extract(path, token))
+            read += 1
+        except DocumentError as exc:
+            log.info("knowledge: %s", exc)
+    return read, watch
 
 
 def _stored(index: PassageIndex, doc_id: int, path: str) -> Document:

@@ -60,7 +60,11 @@ def _verdict(entry: LibraryEntry, hw: HardwareReport | None,
         except Exception:  # unreadable saved settings: the automatic plan, as the loader does
             log.warning("could not read the saved settings of %s", path, exc_info=True)
     try:
-        return verdict_for(read_model(entry.found.path), hw,
+        # With the projector that loads beside it: the verdict is the load's own plan.
+        from app.loading.prepare import attach_projector
+
+        model, _why = attach_projector(read_model(entry.found.path), entry.found.mmproj)
+        return verdict_for(model, hw,
                            Wishes(pins=pins) if pins is not None else None, from_header=False)
     except (GGUFError, PlannerError, OSError) as exc:
         log.info("no verdict for %s: %s", entry.found.path, exc)

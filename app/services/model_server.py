@@ -199,10 +199,11 @@ def serve_window_model(runner: RunnerProcess, server: ModelServerService,
     def configure() -> None:
         s = settings()
         if server.running:
-            runner.configure(port=0, host=LOOPBACK, limits=s.runner_limits, sharing=False)
+            runner.configure(port=0, host=LOOPBACK, limits=s.runner_limits, sharing=False,
+                             image_links=s.image_links)
         else:
             runner.configure(port=s.launch_port, host=s.launch_host, limits=s.runner_limits,
-                             sharing=s.share_runner)
+                             sharing=s.share_runner, image_links=s.image_links)
 
     def offer() -> None:
         if runner.state == RunnerState.READY and runner.url != offered[0] and \

@@ -73,14 +73,16 @@ class RunnerProcess(QObject):
 
     def __init__(self, tasks: TaskRunner, parent: QObject | None = None, *, port: int = 0,
                  host: str = LOOPBACK, limits: Mapping[str, float] | None = None,
-                 sharing: bool = False, shared_key: SharedKey | None = None) -> None:
+                 sharing: bool = False, shared_key: SharedKey | None = None,
+                 image_links: bool = False) -> None:
         """``port``: where the next runner listens (0: any free port; the app settings'
         ``launch_port``); ``host``: the interface (the settings' ``launch_host``); ``limits``:
         the settings' ``runner_limits``, passed as the runner's flags; ``sharing``: other apps
         use the model (the settings' ``share_runner``), so the runner is started with the kept
         ``shared_key`` (default: the process's one, app/remote/share.py) rather than a new key
-        per start. :meth:`configure` changes them (the Settings dialog's changes) from the next
-        start on."""
+        per start; ``image_links``: the runner fetches images from links in requests (the
+        settings' ``image_links``). :meth:`configure` changes them (the Settings dialog's
+        changes) from the next start on."""
         super().__init__(parent)
         self._tasks = tasks
         self.port = port
@@ -88,6 +90,7 @@ class RunnerProcess(QObject):
         self.sharing = sharing
         self.shared_key = shared_key if shared_key is not None else SHARED_KEY
         self.limits: Mapping[str, float] = dict(limits or {})
+        self.image_links = image_links
         self.listen_url = ""  # what the runner reported (0.0.0.0 when it listens everywhere)
         self._proc: QProcess | None = None
         self._launch: RunnerLaunch | None = None
@@ -110,14 +113,16 @@ class RunnerProcess(QObject):
         return self._launch.key if self._launch else None
 
     def configure(self, *, port: int, host: str, limits: Mapping[str, float],
-                  sharing: bool) -> None:
-        """Where the next runner listens, its limits and whether other apps use it (the
-        settings' ``launch_port``, ``launch_host``, ``runner_limits``, ``share_runner``): a
-        runner already started keeps its own until it is started again."""
+                  sharing: bool, image_links: bool = False) -> None:
+        """Where the next runner listens, its limits, whether other apps use it and whether it
+        fetches image links (the settings' ``launch_port``, ``launch_host``,
+        ``runner_limits``, ``share_runner``, ``image_links``): a runner already started keeps
+        its own until it is started again."""
         self.port = port
         self.host = host
         self.limits = dict(limits)
         self.sharing = sharing  # the kept key, not a new one per load
+        self.image_links = image_links
 
     def start(self, model: str, flags: list[str] | None = None,
               program: RunnerProgram | Sequence[str] | None = None) -> None:
@@ -129,7 +134,8 @@ class RunnerProcess(QObject):
         self.model = model
         self._launch = launch = build_launch(model, [*(flags or []), *limit_flags(self.limits)],
                                              program=program, port=self.port, host=self.host,
-                                             key=self._next_key())
+                                             key=self._next_key(),
+                                             image_links=self.image_links)
         self._stdout = LineBuffer(output_line_bytes(self.limits))
         self._stderr = LineBuffer(output_line_bytes(self.limits))
         self._last_error = ""

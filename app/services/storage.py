@@ -30,6 +30,7 @@ from app.library.conversations import Conversation, ConversationStore
 from app.library.models import ModelLibrary
 from app.storage.atomic import write_atomic
 from app.storage.db import Database, SetAside, StorageError, StoreThread
+from app.storage.images import ImageStore
 from app.storage.legacy import short_title
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,8 @@ class ConversationService(QObject):
     def __init__(self, store: StoreService, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._store = store
+        # Where the chat's images are kept: an export carries them (set by the composition).
+        self.images: ImageStore | None = None
         # Rows being inserted, keyed by the object's id; the object itself is held so the id
         # cannot be reused before the row id is known.
         self._conversations: dict[int, tuple[_Ref, Transcript]] = {}
@@ -238,9 +241,12 @@ class ConversationService(QObject):
     def export(self, conv_id: int, path: str, kind: str) -> None:
         """Write the conversation to ``path`` as "markdown" or "json"; answered by ``exported``
         (or ``failed`` with the reason: a full disk, a folder without write access)."""
+        images = self.images
+
         def write(db: Database) -> str:
             conv = ConversationStore(db).get(conv_id)
-            text = export.to_json(conv) if kind == "json" else export.to_markdown(conv)
+            text = export.to_json(conv, images) if kind == "json" else \
+                export.to_markdown(conv, images)
             try:
                 write_atomic(Path(path), text.encode("utf-8"))
             except OSError as exc:

@@ -35,7 +35,9 @@ from app.ui.style.components import icon_button, tooltip_with_shortcut
 from app.ui.style.tokens import SPACING
 
 if TYPE_CHECKING:  # made by the composition root; not imported on the way to the first frame
+    from app.loading.endpoint import ChatEndpoint
     from app.services.documents import DocumentService
+    from app.services.images import ImageService
 
 
 class MessageBox(QPlainTextEdit):
@@ -53,6 +55,17 @@ class MessageBox(QPlainTextEdit):
             self._on_send()
             return
         super().keyPressEvent(e)
+
+
+def _blind(endpoint: ChatEndpoint | None) -> str:
+    """Why a question's images will not reach the model in use ("": they will)."""
+    if endpoint is None or endpoint.sees_images:
+        return ""
+    if endpoint.is_remote:
+        return tr("Images are not sent to a server's model (whether it sees images is not "
+                  "known); they stay with the message.")
+    return tr("The loaded model cannot see images: no vision projector (an mmproj file) lies "
+              "beside it. The images stay with the message for a model that can.")
 
 
 class ChatPanel(QWidget):
@@ -113,11 +126,12 @@ class ChatPanel(QWidget):
         self.continue_btn.clicked.connect(self.continue_reply)
         self.attachments = Attachments()
         self.attachments.refused.connect(lambda text: self.notice.emit(text, 6000))
-        self.attach_btn = icon_button("file", tr("Attach documents"))
-        self.attach_btn.setToolTip(tr("Attach documents to your next message: text, Markdown, "
-                                      "code, PDF, DOCX, HTML"))
+        self.attach_btn = icon_button("file", tr("Attach files"))
+        self.attach_btn.setToolTip(tr("Attach documents or images to your next message: text, "
+                                      "Markdown, code, PDF, DOCX, HTML; PNG, JPEG, WebP, GIF. "
+                                      "An image can also be pasted (Ctrl+V)."))
         self.attach_btn.clicked.connect(self.attachments.choose)
-        self.attach_btn.hide()  # until use_documents()
+        self.attach_btn.hide()  # until use_documents() or use_images()
         self.composer = QFrame()
         self.composer.setObjectName("composer")
         buttons = QVBoxLayout()
@@ -255,8 +269,16 @@ class ChatPanel(QWidget):
         self.chat.set_messages(transcript.messages)
         self.chat_status.reset()
         self._show_chat_settings()
+        self.chat_settings.knowledge.set_paths(self.session.knowledge)
+        if self._documents is not None:
+            self._documents.watch(self.session.knowledge)
         self._current(transcript.conversation_id)
         self.update_buttons()
+
+    def _knowledge_changed(self, paths: list[str]) -> None:
+        self.session.set_knowledge(paths)
+        if self._documents is not None:
+            self._documents.watch(paths)
 
     # ---- chatting --------------------------------------------------------------------------
 
@@ -268,6 +290,23 @@ class ChatPanel(QWidget):
         service.ready.connect(self._send_with)
         service.failed.connect(lambda text: self.notice.emit(ui_text(text), 10000))
         service.busy_changed.connect(lambda _busy: self.update_buttons())
+        knowledge = self.chat_settings.knowledge
+        knowledge.changed.connect(self._knowledge_changed)
+        knowledge.refused.connect(lambda text: self.notice.emit(text, 6000))
+        service.watch(self.session.knowledge)
+
+    def use_images(self, service: ImageService) -> None:
+        """Attaching images (file dialog, drops, Ctrl+V), made ready by ``service`` at once."""
+        self.session.images = service.store
+        self.chat.use_images(service.store)
+        self.attach_btn.show()
+        self.attachments.take_drops(self.input.viewport())
+        self.attachments.take_paste(self.input)
+        self.attachments.images_wanted.connect(service.add_files)
+        self.attachments.image_pasted.connect(
+            lambda image: service.add_image(image, tr("Pasted image")))
+        service.ready.connect(self.attachments.add_images)
+        service.refused.connect(lambda text: self.notice.emit(ui_text(text), 10000))
 
     def send(self) -> None:
         endpoint = self.active.endpoint
@@ -275,26 +314,29 @@ class ChatPanel(QWidget):
             return
         self.chat_settings.flush()  # an edit still waiting on its timer counts for this reply
         text = self.input.toPlainText()
-        if self._documents is not None and self.attachments.paths and self._editing is None \
+        documents = [*self.attachments.paths, *self.session.knowledge]
+        if self._documents is not None and documents and self._editing is None \
                 and text.strip() and not self.session.busy:
-            history = [m["content"] for m in self.session.sent_messages()]
-            self._documents.prepare(self.attachments.paths, text.strip(), endpoint,
-                                    self.session.room(), history)
+            history = [str(m["content"]) for m in self.session.sent_messages()]
+            self._documents.prepare(documents, text.strip(), endpoint, self.session.room(),
+                                    history)
             self.notice.emit(tr("Reading the attached documents…"), 0)
             return
         if self._editing is not None:
             sent = self._branched = self.session.edit_and_resend(self._editing, text, endpoint)
         else:
-            sent = self.session.send(text, endpoint)
+            sent = self.session.send(text, endpoint, images=self.attachments.image_refs())
         if sent:
             self.input.clear()
+            if self._editing is None:
+                self.attachments.clear()
             self.cancel_edit()
 
     def _send_with(self, documents: dict[str, Any]) -> None:
         """The attached documents are ready: the question goes with them."""
         endpoint = self.active.endpoint
         if endpoint is not None and self.session.send(self.input.toPlainText(), endpoint,
-                                                      documents):
+                                                      documents, self.attachments.image_refs()):
             self.input.clear()
             self.attachments.clear()
             self.notice.emit("", 0)
@@ -363,6 +405,7 @@ class ChatPanel(QWidget):
         ready = self.active.endpoint is not None
         reading = self._documents is not None and self._documents.busy
         self.send_btn.setEnabled(ready and not streaming and not reading)
+        self.attachments.set_blind(_blind(self.active.endpoint))
         self.stop_btn.setEnabled(streaming)
         # One of the two in the composer's corner: Send, or Stop while a reply streams.
         self.send_btn.setVisible(not streaming)

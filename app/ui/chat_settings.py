@@ -39,6 +39,7 @@ from app.chat.sampling import (
     preset_of,
 )
 from app.ui.common import plain_label
+from app.ui.knowledge_box import KnowledgeBox
 from app.ui.lang import format_number, tr, ui_text
 from app.ui.style.components import heading, set_tone
 from app.ui.style.icons import icon
@@ -140,14 +141,20 @@ class ChatSettingsPanel(QWidget):
                                  "apply. The system prompt is kept."))
         self.reset.clicked.connect(self._reset)
         layout.addWidget(self.reset)
+        self.knowledge = KnowledgeBox()  # the conversation's documents (the chat panel's)
+        layout.addWidget(self.knowledge)
         layout.addStretch(1)
-
-        # Reading order: prompt, preset, the settings top to bottom, reset.
-        chain: list[QWidget] = [self.prompt, self.preset, *self.fields.values(), self.reset]
-        for a, b in itertools.pairwise(chain):
-            QWidget.setTabOrder(a, b)
+        self._tab_order()
         self._show_defaults()
         self._sync_preset()
+
+    def _tab_order(self) -> None:
+        """Reading order: prompt, preset, the settings top to bottom, reset, the knowledge."""
+        box = self.knowledge
+        chain: list[QWidget] = [self.prompt, self.preset, *self.fields.values(), self.reset,
+                                box.list, box.add_files, box.add_folder, box.remove]
+        for a, b in itertools.pairwise(chain):
+            QWidget.setTabOrder(a, b)
 
     # ---- the owner's API ----------------------------------------------------------------------
 

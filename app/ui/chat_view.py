@@ -68,6 +68,7 @@ from app.chat.render import (
     render_placeholder,
 )
 from app.chat.transcript import DOCUMENTS_USED, ReplyEnd, end_note
+from app.storage.images import ImageStore
 from app.ui.chat_bar import BarPlace, MessageBar
 from app.ui.chat_document import (
     Blocks,
@@ -77,6 +78,7 @@ from app.ui.chat_document import (
     WholeWindows,
     refused,
 )
+from app.ui.chat_images import StoreImages
 from app.ui.chat_live import LiveReply
 from app.ui.chat_paint import MessagePainter
 from app.ui.lang import tr
@@ -139,6 +141,17 @@ def theme_for(palette: QPalette) -> Theme:
                              words=found if found != ENGLISH else ENGLISH)
 
 
+def cites(messages: list[Message], m: Message, index: int) -> tuple[int, list[str]] | None:
+    """For a reply at ``index``: the question before it and the names of its documents."""
+    if m.role != "assistant" or not 0 < index <= len(messages):
+        return None
+    question = messages[index - 1]
+    used = question.meta.get(DOCUMENTS_USED) if question.role == "user" else None
+    if not isinstance(used, list):
+        return None
+    return index - 1, [str(u.get("name") or "") if isinstance(u, dict) else "" for u in used]
+
+
 class ChatView(QTextBrowser):
     """The transcript of one conversation, with the reply being streamed at its end.
 
@@ -176,8 +189,9 @@ class ChatView(QTextBrowser):
         self.setDocument(doc)
         doc.setUndoRedoEnabled(False)  # read-only: undo steps would only pile up, one per update
         doc.setDocumentMargin(DOCUMENT_MARGIN_PX)
-        self._no_images = NoImages(doc)
-        doc.documentLayout().registerHandler(QTextFormat.ObjectTypes.ImageObject, self._no_images)
+        # Only a question's own images, from Hearth's store (app/ui/chat_images.py).
+        self._images = StoreImages(doc)
+        doc.documentLayout().registerHandler(QTextFormat.ObjectTypes.ImageObject, self._images)
         self._blocks = Blocks(doc)
         self._reply = LiveReply(self._blocks)
 
@@ -190,6 +204,11 @@ class ChatView(QTextBrowser):
         self.viewport().setMouseTracking(True)
 
     # ---- the API the main window uses ---------------------------------------------------------
+
+    def use_images(self, store: ImageStore) -> None:
+        """Draw a question's images from ``store``."""
+        self._images.store = store
+        self.viewport().update()
 
     def set_placeholder(self, text: str) -> None:
         """The hint shown while there are no messages."""
@@ -301,7 +320,7 @@ class ChatView(QTextBrowser):
 
     def _render(self, m: Message, index: int) -> str:
         return render_message(m, self._theme, index=index, expanded=index in self._expanded,
-                              whole=index in self._whole)
+                              whole=index in self._whole, cites=cites(self._messages, m, index))
 
     def _rebuild(self) -> None:
         """Render everything again (another conversation, another palette, unfolded reasoning)."""

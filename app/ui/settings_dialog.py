@@ -333,6 +333,7 @@ class SettingsDialog(QDialog):
         self.token_note, self.token_btn = hub.token_note, hub.token_btn
         self.share_check, self.port_spin = sharing.share_check, sharing.port_spin
         self.host_combo, self.share_warning = sharing.host_combo, sharing.share_warning
+        self.image_links_check = sharing.image_links_check
         self.url_edit, self.url_copy = sharing.url_edit, sharing.url_copy
         self.key_edit, self.key_copy = sharing.key_edit, sharing.key_copy
         self.connection, self.connection_note = sharing.connection, sharing.connection_note

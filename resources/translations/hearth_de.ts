@@ -267,8 +267,40 @@
         <translation>Server, die die OpenAI-API sprechen: ein anderer Computer mit Hearth, der Server von llama.cpp, LM Studio, Ollama, vLLM oder ein Onlinedienst. Ihre Modelle erscheinen in der Modellauswahl, als „Remote“ gekennzeichnet. Hearth kontaktiert einen Server nur, wenn Sie ihn hinzufügen, aktualisieren oder mit einem seiner Modelle chatten.</translation>
     </message>
     <message>
+        <source>Knowledge</source>
+        <translation>Wissen</translation>
+    </message>
+    <message>
+        <source>Documents and folders every question in this conversation can draw on. Folders are watched: what changes in them is read again.</source>
+        <translation>Dokumente und Ordner, auf die jede Frage in diesem Gespräch zurückgreifen kann. Ordner werden beobachtet: Was sich darin ändert, wird erneut gelesen.</translation>
+    </message>
+    <message>
+        <source>Add files…</source>
+        <translation>Dateien hinzufügen…</translation>
+    </message>
+    <message>
         <source>Remove</source>
         <translation>Entfernen</translation>
+    </message>
+    <message>
+        <source>Remove from the knowledge</source>
+        <translation>Aus dem Wissen entfernen</translation>
+    </message>
+    <message>
+        <source>A conversation keeps at most {count} documents and folders.</source>
+        <translation>Ein Gespräch behält höchstens {count} Dokumente und Ordner.</translation>
+    </message>
+    <message>
+        <source>Add documents to the knowledge</source>
+        <translation>Dokumente zum Wissen hinzufügen</translation>
+    </message>
+    <message>
+        <source>Documents ({kinds})</source>
+        <translation>Dokumente ({kinds})</translation>
+    </message>
+    <message>
+        <source>Add a folder to the knowledge</source>
+        <translation>Einen Ordner zum Wissen hinzufügen</translation>
     </message>
     <message>
         <source>OK</source>
@@ -2295,6 +2327,14 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Der Schlüsselbund des Systems konnte den Schlüssel nicht löschen ({detail}). Wenn er gesperrt ist, entsperren Sie ihn und versuchen Sie es erneut.</translation>
     </message>
     <message>
+        <source>Images are not sent to a server&apos;s model (whether it sees images is not known); they stay with the message.</source>
+        <translation>Bilder werden nicht an das Modell eines Servers gesendet (ob es Bilder sieht, ist nicht bekannt); sie bleiben bei der Nachricht.</translation>
+    </message>
+    <message>
+        <source>The loaded model cannot see images: no vision projector (an mmproj file) lies beside it. The images stay with the message for a model that can.</source>
+        <translation>Das geladene Modell kann keine Bilder sehen: Neben ihm liegt kein Bild-Projektor (eine mmproj-Datei). Die Bilder bleiben bei der Nachricht, für ein Modell, das sie sehen kann.</translation>
+    </message>
+    <message>
         <source>Pick a GGUF model above and press Load to start chatting.</source>
         <translation>Wählen Sie oben ein GGUF-Modell und drücken Sie „Laden“, um zu chatten.</translation>
     </message>
@@ -2339,8 +2379,8 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Das Modell seine letzte, abgeschnittene Antwort fortsetzen lassen</translation>
     </message>
     <message>
-        <source>Attach documents to your next message: text, Markdown, code, PDF, DOCX, HTML</source>
-        <translation>Dokumente an Ihre nächste Nachricht anhängen: Text, Markdown, Code, PDF, DOCX, HTML</translation>
+        <source>Attach documents or images to your next message: text, Markdown, code, PDF, DOCX, HTML; PNG, JPEG, WebP, GIF. An image can also be pasted (Ctrl+V).</source>
+        <translation>Dokumente oder Bilder an Ihre nächste Nachricht anhängen: Text, Markdown, Code, PDF, DOCX, HTML; PNG, JPEG, WebP, GIF. Ein Bild lässt sich auch einfügen (Strg+V).</translation>
     </message>
     <message>
         <source>The model is ready. Say hello.</source>
@@ -4218,6 +4258,18 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Jeder in Ihrem Netzwerk, der den Schlüssel hat, kann dieses Modell nutzen, und was gesendet wird, ist nicht verschlüsselt (http): Geben Sie es nur in Netzwerken frei, denen Sie vertrauen, etwa zu Hause, nicht im Café. Ihre Firewall fragt vielleicht, ob der Runner von Hearth Verbindungen annehmen darf.</translation>
     </message>
     <message>
+        <source>Let models fetch images from links in requests</source>
+        <translation>Modelle Bilder aus Links in Anfragen abrufen lassen</translation>
+    </message>
+    <message>
+        <source>Programs using the model (here or through the model server) may link to an image instead of sending it. At most 20 MiB and 10 seconds an image.</source>
+        <translation>Programme, die das Modell nutzen (hier oder über den Modellserver), dürfen auf ein Bild verlinken, statt es zu senden. Höchstens 20 MiB und 10 Sekunden je Bild.</translation>
+    </message>
+    <message>
+        <source>For other programs&apos; requests: images come from the internet only, never from addresses on your network. Applies from the next load.</source>
+        <translation>Für Anfragen anderer Programme: Bilder kommen nur aus dem Internet, nie von Adressen in Ihrem Netzwerk. Gilt ab dem nächsten Laden.</translation>
+    </message>
+    <message>
         <source>Address (base URL)</source>
         <translation>Adresse (Basis-URL)</translation>
     </message>
@@ -5168,16 +5220,28 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Nicht einmal ein Abschnitt der Dokumente passt in den Platz, den dieses Gespräch lässt: Beginnen Sie ein neues Gespräch, oder laden Sie das Modell mit einem größeren Kontext.</translation>
     </message>
     <message>
-        <source>Attach documents</source>
-        <translation>Dokumente anhängen</translation>
+        <source>Attach files</source>
+        <translation>Dateien anhängen</translation>
     </message>
     <message>
-        <source>Documents ({kinds})</source>
-        <translation>Dokumente ({kinds})</translation>
+        <source>Documents and images ({kinds})</source>
+        <translation>Dokumente und Bilder ({kinds})</translation>
     </message>
     <message>
         <source>At most {count} documents go with one message.</source>
         <translation>Höchstens {count} Dokumente passen zu einer Nachricht.</translation>
+    </message>
+    <message>
+        <source>At most {count} images go with one message.</source>
+        <translation>Höchstens {count} Bilder passen zu einer Nachricht.</translation>
+    </message>
+    <message>
+        <source>Pasted image</source>
+        <translation>Eingefügtes Bild</translation>
+    </message>
+    <message>
+        <source>{name} · {width} × {height} pixels, as the model gets it</source>
+        <translation>{name} · {width} × {height} Pixel, so wie das Modell es erhält</translation>
     </message>
     <message>
         <source>Remove {name}</source>
@@ -5186,6 +5250,26 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     <message>
         <source>{name} is not a vision projector (an mmproj file with an image encoder).</source>
         <translation>{name} ist kein Bild-Projektor (eine mmproj-Datei mit Bild-Encoder).</translation>
+    </message>
+    <message>
+        <source>{name} is not an image Hearth can read ({reason}).</source>
+        <translation>{name} ist kein Bild, das Hearth lesen kann ({reason}).</translation>
+    </message>
+    <message>
+        <source>unknown format</source>
+        <translation>unbekanntes Format</translation>
+    </message>
+    <message>
+        <source>{name} declares {width} × {height} pixels, far more than any photo: it is refused before it is opened. Scale it down first.</source>
+        <translation>{name} gibt {width} × {height} Pixel an, weit mehr als jedes Foto: Es wird abgelehnt, bevor es geöffnet wird. Verkleinern Sie es zuerst.</translation>
+    </message>
+    <message>
+        <source>{name} could not be opened as an image: {reason}.</source>
+        <translation>{name} konnte nicht als Bild geöffnet werden: {reason}.</translation>
+    </message>
+    <message>
+        <source>{name} could not be converted for the model.</source>
+        <translation>{name} konnte nicht für das Modell umgewandelt werden.</translation>
     </message>
 </context>
 <context>

@@ -683,6 +683,109 @@ def _chat_document(s: Shot) -> None:
     s.window_shot("chat-document-attached")  # the chip above the message box, before Send
     s.ask("Harbour fees at the north pier: a fishing boat pays")
     s.window_shot("chat-document")
+    _cited(s, pdf)
+
+
+def _cited(s: Shot, pdf: Path) -> None:
+    """A reply that cites the PDF, each citation a link that opens it. The small base model does
+    not cite on its own: this exchange is written through the app's store, as an instruct model
+    answers (the question's record is the one the chat made above)."""
+    from app.chat.transcript import DOCUMENTS, DOCUMENTS_USED
+    from app.library.conversations import ConversationStore
+
+    question = s.gui.session.transcript.messages[-2]
+    meta = {DOCUMENTS: question.meta.get(DOCUMENTS, ""),
+            DOCUMENTS_USED: [{"name": pdf.name, "whole": False, "passages": 2,
+                              "places": ["page 4", "page 9"], "path": str(pdf)}]}
+    reply = (f"A fishing boat pays **12 coins a night** at the north pier [{pdf.name}, page 4] "
+             f"(8 at the south pier). The harbour office that takes the fees closes at noon on "
+             f"Sundays [{pdf.name}, page 9].")
+
+    def write(db: Any) -> int:
+        convs = ConversationStore(db)
+        conv = convs.create("Harbour fees", s.model.name if s.model else "")
+        convs.append_message(conv, "user", "What does a fishing boat pay at the north pier?",
+                             meta=meta)
+        convs.append_message(conv, "assistant", reply)
+        return conv
+
+    s.data += [reply, *written(reply)]
+    s.gui.conversations.open(s.store(write))
+    s.gui.conversations.list_conversations()
+    s.settle(800)
+    s.window_shot("chat-document-cited")
+
+
+def _landscape() -> Any:
+    """A small painted picture (sky, sun, hills, a house) to ask a vision model about."""
+    from PySide6.QtCore import QPointF, QRectF
+    from PySide6.QtGui import QColor, QImage, QLinearGradient, QPainter, QPainterPath, QPolygonF
+
+    image = QImage(640, 400, QImage.Format.Format_RGB32)
+    p = QPainter(image)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    sky = QLinearGradient(0, 0, 0, 400)
+    sky.setColorAt(0, QColor("#f6a55f"))
+    sky.setColorAt(0.6, QColor("#fbd7a1"))
+    p.fillRect(image.rect(), sky)
+    p.setBrush(QColor("#f26b3a"))
+    p.setPen(QColor("#f26b3a"))
+    p.drawEllipse(QRectF(420, 90, 110, 110))
+    for color, top in (("#6f8f5e", 250), ("#4e6e45", 300)):
+        hill = QPainterPath(QPointF(0, 400))
+        hill.cubicTo(QPointF(160, top - 60), QPointF(420, top + 40), QPointF(640, top - 20))
+        hill.lineTo(QPointF(640, 400))
+        p.setBrush(QColor(color))
+        p.setPen(QColor(color))
+        p.drawPath(hill)
+    p.setBrush(QColor("#e9dcc6"))
+    p.setPen(QColor("#5b4636"))
+    p.drawRect(QRectF(150, 260, 90, 70))
+    p.setBrush(QColor("#9c3b2f"))
+    p.drawPolygon(QPolygonF([QPointF(140, 262), QPointF(195, 220), QPointF(250, 262)]))
+    p.setBrush(QColor("#ffd874"))
+    p.drawRect(QRectF(170, 280, 20, 18))
+    p.end()
+    return image
+
+
+@screen("chat-image", needs_model=True)
+def _chat_image(s: Shot) -> None:
+    """A picture pasted into the message box and asked about (issue 30), with a generated tiny
+    vision model: its reply is noise, the picture and the way it goes are what is shown."""
+    import shutil
+
+    from app.services.runner_process import RunnerState
+    from tests.fixtures.vision import vision_pair
+
+    text_model, projector = vision_pair()
+    folder = Path(tempfile.mkdtemp(prefix="hearth-image-shot-"))
+    model = folder / "tiny-vision-F32.gguf"
+    shutil.copy(text_model, model)
+    shutil.copy(projector, folder / "mmproj-tiny-vision-F32.gguf")
+    window = s.gui.window
+    s.close_welcome()
+    window.tabs.setCurrentIndex(0)
+    window.choose_model(str(model))
+    window.load_selected()
+    s._loaded = False  # the next screen loads the real model again
+    s.wait_until(lambda: s.gui.runner.state == RunnerState.READY
+                 and s.gui.window.chat_panel.active.plan is not None, 180, "the vision model")
+    window.new_conversation()
+    chips = window.chat_panel.attachments
+    chips.image_pasted.emit(_landscape())  # as Ctrl+V with a copied picture does
+    s.wait_until(lambda: len(chips.images) == 1, 30, "the pasted picture")
+    window.input.setPlainText("What is in this picture?")
+    s.settle(300)
+    s.window_shot("chat-image-attached")
+    params = dict(s.gui.session.params)
+    s.gui.session.params["max_tokens"] = 24  # a short reply: the picture stays in view
+    try:
+        s.ask("What is in this picture?")
+    finally:
+        s.gui.session.params = params
+    s.data += [model.name, model.stem]
+    s.window_shot("chat-image")
 
 
 @screen("chat-markdown", needs_model=True)

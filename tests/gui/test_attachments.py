@@ -34,13 +34,18 @@ def test_dropped_files_and_folders_are_attached_not_pasted(qtbot: Any, tmp_path:
     chips.take_drops(box.viewport())
     refused: list[str] = []
     chips.refused.connect(refused.append)
+    pictures: list[list[str]] = []
+    chips.images_wanted.connect(pictures.append)
     note, folder, photo = tmp_path / "a.md", tmp_path / "notes", tmp_path / "p.png"
+    odd = tmp_path / "tool.exe"
     note.write_text("x")
     folder.mkdir()
     photo.write_bytes(b"\x89PNG")
-    assert _drop(box.viewport(), [note, folder, photo])
+    odd.write_bytes(b"MZ")
+    assert _drop(box.viewport(), [note, folder, photo, odd])
     assert chips.paths == [str(note), str(folder)] and box.toPlainText() == ""
-    assert refused and "p.png" in refused[0]
+    assert pictures == [[str(photo)]]  # an image goes to be made ready, not read as text
+    assert refused and "tool.exe" in refused[0]
     labels = [c.findChild(QLabel) for c in chips.chips()]
     assert [label.text() for label in labels if label is not None] == ["a.md", "notes/"]
     remove = chips.chips()[0].findChild(QToolButton)

@@ -653,3 +653,27 @@ def test_a_long_single_paragraph_streams_as_one_paragraph(qtbot: Any) -> None:
     whole.set_live(None)
     whole.append_message(Message("assistant", text))
     assert view.toPlainText() == whole.toPlainText()
+
+
+def test_a_reply_citing_an_attached_document_links_to_it(qtbot: Any, tmp_path: Any) -> None:
+    """Issue 30: "[harbour.pdf, page 4]" in a reply opens the PDF the question had; a name the
+    question did not have, and a citation inside code, stay text."""
+    from app.chat.transcript import DOCUMENTS_USED
+
+    pdf = tmp_path / "harbour.pdf"
+    pdf.write_bytes(b"%PDF-1.4")
+    opened: list[QUrl] = []
+    view = make_view(qtbot, open_url=opened.append)
+    question = Message("user", "What are the fees?", meta={DOCUMENTS_USED: [
+        {"name": "harbour.pdf", "whole": False, "passages": 1, "places": ["page 4"],
+         "path": str(pdf)}]})
+    reply = Message("assistant", "Twelve coins [harbour.pdf, page 4]; see also [secret.txt] and "
+                                 "`[harbour.pdf]`.", parent=question)
+    view.set_messages([question, reply])
+    settle()
+    html = view.document().toHtml()
+    assert html.count("open-doc/") == 2  # the line under the question, and the citation
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,
+                     pos=_anchor_point(view, "harbour.pdf, page 4]"))
+    assert [u.toLocalFile() for u in opened] == [str(pdf)]
+    assert "secret.txt" in view.toPlainText() and "open-doc/0/1" not in html

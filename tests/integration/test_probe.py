@@ -163,3 +163,21 @@ def test_app_probes_with_the_runner_it_will_serve_with(tmp_path: Path,
     out = app_probe(["--model", str(model_path(ModelSpec())), "--ctx-size", "1024"])
     assert out["n_ctx"] == 1024
     assert marker.read_text().split()[:1] == ["probe"]
+
+
+def test_the_dry_run_checks_a_vision_projector_and_reports_its_weights() -> None:
+    from tests.fixtures.vision import vision_pair
+
+    model, projector = vision_pair()
+    rc, out, err = run_probe("--model", str(model), "--ctx-size", "256", "--mmproj",
+                             str(projector))
+    assert rc == 0, err
+    assert out["projector"]["weights"] == sum(t.nbytes for t in _header(projector).tensors)
+    rc, out, err = run_probe("--model", str(model), "--ctx-size", "256", "--mmproj", str(model))
+    assert rc != 0 and "is not a vision projector" in (err + json.dumps(out))
+
+
+def _header(path: Path) -> Any:
+    from app.gguf.model import read_header_file
+
+    return read_header_file(path)

@@ -65,7 +65,7 @@ def test_a_long_pdf_goes_in_as_the_passages_that_answer(
 
     monkeypatch.setattr(QFileDialog, "getOpenFileNames",
                         lambda *a, **k: ([str(pdf)], ""))  # the system's dialog, answered
-    click(qtbot, window, "Attach documents")
+    click(qtbot, window, "Attach files")
     assert window.chat_panel.attachments.paths == [str(pdf)]
     type_into(qtbot, window, "Message", "Who feeds the heron?")
     press(Qt.Key.Key_Return)
@@ -99,7 +99,7 @@ def test_a_long_pdf_goes_in_as_the_passages_that_answer(
     # A scan (no text layer): a sentence says so, and the question stays in the box.
     scan = write_pdf(returning.user_home / "scan.pdf", ["", ""])
     monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(scan)], ""))
-    click(qtbot, window, "Attach documents")
+    click(qtbot, window, "Attach files")
     type_into(qtbot, window, "Message", "What does the scan say?")
     press(Qt.Key.Key_Return)
     qtbot.waitUntil(until(lambda: "no text layer" in window.statusBar().currentMessage(),

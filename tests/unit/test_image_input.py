@@ -91,3 +91,21 @@ def test_too_many_images_in_one_request_are_refused() -> None:
 def test_stand_ins_are_negative_and_differ_by_content() -> None:
     a, b = stand_in("ab" * 32), stand_in("cd" * 32)
     assert a < 0 and b < 0 and a != b
+
+
+def test_links_share_one_time_budget() -> None:
+    png = _png(2, 2)
+    calls: list[str] = []
+
+    def slow(link: str, where: str) -> bytes:
+        calls.append(link)
+        import time
+
+        time.sleep(0.05)
+        return png
+
+    parts = [(f"messages[0].content[{i}]", f"https://example.com/{i}.png") for i in range(3)]
+    with pytest.raises(ImageRefused, match=r"content\[1\]: the request's image links took"):
+        load_images(parts, slow, links_budget_s=0.01)
+    assert len(calls) == 1  # the rest were not fetched
+    assert len(load_images(parts, slow, links_budget_s=60)) == 3

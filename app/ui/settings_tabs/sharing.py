@@ -1,5 +1,7 @@
 """The sharing section of the Settings dialog: whether other apps and devices may use the loaded
-model, who (which interface), on which port, and the address and key to paste into them.
+model, who (which interface), on which port, and the address and key to paste into them; and
+whether the runners fetch images from links in requests (public addresses only: the runner's
+``--image-links``).
 
 The key is kept (app/remote/share.py) until the person presses "Rotate key", and a notice says
 where Hearth keeps its keys. A change applies from the next load, or at once with "Apply now",
@@ -142,6 +144,8 @@ class SharingBox(Section):
             tr("Port"), note(tr("A fixed port keeps the address the same from one load to the "
                                 "next.")), self.port_spin))
         self.body.addWidget(self._warning_banner)
+        self.body.addWidget(self.image_links_check)
+        self.body.addWidget(self.image_links_note)
         self.add_divider()
         self.body.addWidget(self.connection)
         self.body.addWidget(self.connection_note)
@@ -194,6 +198,19 @@ class SharingBox(Section):
                "connections."), "warning")
         self.share_warning = self._warning_banner.text
         self.share_warning.setObjectName("share_warning")
+        # Off by default: a link makes the runner a client of whatever it names.
+        self.image_links_check = QCheckBox(tr("Let models fetch images from links in "
+                                              "requests"))
+        self.image_links_check.setToolTip(tr("Programs using the model (here or through the "
+                                             "model server) may link to an image instead of "
+                                             "sending it. At most 20 MiB and 10 seconds an "
+                                             "image."))
+        self.image_links_check.setChecked(s.image_links)
+        self.image_links_check.toggled.connect(self._on_image_links_toggled)
+        self.image_links_note = note(tr("For other programs' requests: images come from the "
+                                        "internet only, never from addresses on your network. "
+                                        "Applies from the next load."))
+        self.image_links_note.setObjectName("image_links_note")
 
     def _build_connection(self) -> None:
         """The address and key to paste into another app, each with Copy, and the note."""
@@ -296,6 +313,9 @@ class SharingBox(Section):
     def _on_share_toggled(self, on: bool) -> None:
         self._edit.update(share_runner=on)
         self.show_connection()
+
+    def _on_image_links_toggled(self, on: bool) -> None:
+        self._edit.update(image_links=on)
 
     def _on_port_changed(self, port: int) -> None:
         if not valid_port(port):
