@@ -32,13 +32,17 @@ distribution, fetched once with pip into the cache), so the Python bindings and 
 agree. Every runtime is ``GGML_BACKEND_DL``: the CPU code is a set of modules, one per CPU
 generation (``GGML_CPU_ALL_VARIANTS``), and the runner loads the best one at run time, so one
 build runs at full speed on AVX-512 machines and still starts on a CPU without AVX2. RPC is
-compiled into every runtime (one model over several machines). A finished build is cached under
+compiled into every runtime (one model over several machines), and so is libmtmd, llama.cpp's
+multimodal library (images), linked to the runtime's own ggml: the runner calls it through
+llama-cpp-python's ``mtmd_cpp`` bindings pointed at the runtime's folder, so one ggml serves both
+(a second copy would have its own, empty, backend registry). A finished build is cached under
 ``~/.cache/hearth/runtimes/`` by its version and options, so building again only copies it.
 
 Layout (what ``runner/runtime.py`` reads)::
 
-    <out>/<name>/manifest.json   {"name", "backend", "llama_cpp_python", "build_options", ...}
-    <out>/<name>/lib/             libllama.so, libggml*.so, and the backend modules
+    <out>/<name>/manifest.json   {"name", "backend", "llama_cpp_python", "build_options",
+                                  "mtmd": true, ...}
+    <out>/<name>/lib/             libllama.so, libmtmd.so, libggml*.so, and the backend modules
 """
 
 from __future__ import annotations
@@ -93,6 +97,12 @@ COMMON = [
     "-DGGML_BACKEND_DL=ON",
     "-DGGML_RPC=ON",
     "-DGGML_RPC_RDMA=OFF",
+    # libmtmd on its own (tools/mtmd's library, none of its programs): LLAMA_BUILD_TOOLS would
+    # bring every tool and llama-common with it. Video goes through an ffmpeg child process
+    # (LLAMA_SUBPROCESS), which Hearth does not ship; mtmd turns it off without that, but
+    # saying so keeps a --with-server build (which has LLAMA_SUBPROCESS) the same library.
+    "-DLLAMA_BUILD_MTMD=ON",
+    "-DMTMD_VIDEO=OFF",
     # The libraries find each other in their own folder, wherever it is copied.
     "-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON",
     "-DCMAKE_INSTALL_RPATH=$ORIGIN" if sys.platform != "darwin" else "-DCMAKE_INSTALL_RPATH=@loader_path",
@@ -110,6 +120,10 @@ WITH_SERVER = ["-DLLAMA_BUILD_COMMON=ON", "-DLLAMA_BUILD_TOOLS=ON", "-DLLAMA_BUI
 # A GPU runtime's own single CPU module (--own-cpu): GGML_NATIVE=OFF turns on AVX2-class code.
 OWN_CPU = ["-DGGML_CPU=ON", "-DGGML_CPU_ALL_VARIANTS=OFF"]
 _SERVER_SWITCHES = {o.split("=")[0] for o in WITH_SERVER}
+# What is compiled: the libraries the runner loads, not the whole tree. Under GGML_BACKEND_DL
+# every backend module (each CPU variant, the GPU's, RPC) is a dependency of ``ggml``, which
+# both link, so naming these two builds them all.
+TARGETS = ["llama", "mtmd"]
 
 
 def options_for(kind: str, vulkan_headers: Path | None = None, *, cuda_arch: str | None = None,
@@ -137,6 +151,11 @@ def options_for(kind: str, vulkan_headers: Path | None = None, *, cuda_arch: str
     elif kind != "cpu":
         raise ValueError(f"unknown runtime kind {kind!r}")
     return opts
+
+
+def targets_for(with_server: bool = False) -> list[str]:
+    """The CMake targets a runtime build compiles (pure; unit-tested)."""
+    return [*TARGETS, *(["llama-server"] if with_server else [])]
 
 
 def what_fits() -> list[str]:
@@ -379,9 +398,8 @@ def _cached_build(kind: str, version: str, python: str, jobs: int, *,
           f"(about 10–20 minutes) …", flush=True)
     started = time.monotonic()
     subprocess.check_call(["cmake", "-S", str(src), "-B", str(work), *opts, *tool_opts])
-    targets = ["--target", "llama", "llama-server"] if with_server else []
     subprocess.check_call(["cmake", "--build", str(work), "--config", "Release",
-                           "-j", str(jobs), *targets])
+                           "-j", str(jobs), "--target", *targets_for(with_server)])
     built_s = round(time.monotonic() - started, 1)
     shutil.rmtree(cached, ignore_errors=True)
     (cached / "lib").mkdir(parents=True)
@@ -401,6 +419,9 @@ def _cached_build(kind: str, version: str, python: str, jobs: int, *,
         "llama_cpp_python": version,
         "llama_cpp_commit": _vendored_commit(src),
         "build_options": opts,
+        # Images: a runtime built before libmtmd has no key (the runner itself looks for the
+        # file, runner/runtime.mtmd_available).
+        "mtmd": _has_mtmd(cached / "lib"),
         "min_driver": MIN_DRIVER.get(kind, ""),
         "cuda_major": int(kind[4:]) if kind in MIN_DRIVER else 0,
         "platform": f"{sys.platform}-{platform.machine()}",
@@ -452,6 +473,12 @@ def _collect(work: Path, lib: Path) -> None:
     if not (lib / "libllama.so").exists() and not (lib / "libllama.dylib").exists() \
             and not (lib / "llama.dll").exists():
         sys.exit(f"the build in {work} made no llama library ({found} files found)")
+    if not _has_mtmd(lib):
+        sys.exit(f"the build in {work} made no libmtmd (images): the runner needs it")
+
+
+def _has_mtmd(lib: Path) -> bool:
+    return any((lib / n).exists() for n in ("libmtmd.so", "libmtmd.dylib", "mtmd.dll"))
 
 
 def _vendored_commit(src: Path) -> str:

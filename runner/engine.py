@@ -858,6 +858,10 @@ class Scheduler:
 def _load_vision(m: Model, path: str) -> Any:
     from runner.vision import Vision
 
+    problem = runtime.mtmd_available()  # before mtmd_cpp is imported: it would abort the load
+    if problem is not None:
+        m.close()
+        raise LoadError(f"{path} cannot be loaded: {problem}")
     st = m.settings
     try:
         return Vision.load(path, m.model, st.threads, st.n_gpu_layers != 0, st.ubatch_size,

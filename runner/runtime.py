@@ -21,12 +21,15 @@ Runtimes are ``GGML_BACKEND_DL`` builds: libggml registers no backend by itself,
 :func:`llama` therefore asks ggml to load every backend module in the runtime's folder, which
 also picks the best CPU variant for this processor. Every ggml call goes through libllama's
 own handle: opening ``libggml.so`` by path would load a second ggml with its own, empty, backend
-registry (the wheel ships copies, not links).
+registry (the wheel ships copies, not links). libmtmd (images) is loaded from the same folder
+(``MTMD_CPP_LIB``), after libllama, so it links to that ggml: :func:`mtmd_available` says
+beforehand whether the folder has it.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import itertools
 import json
 import logging
@@ -45,6 +48,7 @@ from runner.wire import choose as rules
 from runner.wire import runtimes as wire
 
 MANIFEST = wire.MANIFEST
+MTMD_LIBRARIES = ("libmtmd.so", "libmtmd.dylib", "mtmd.dll")  # what llama_cpp.mtmd_cpp loads
 CPU_DEVICE = 0  # enum ggml_backend_dev_type
 GIVEN = "given with --runtime"
 # PCI vendor ids of the display devices the kernel lists (the same table as app/hardware/vulkan).
@@ -204,6 +208,52 @@ def _given(given: str, look: Sequence[Path]) -> rules.Choice:
     raise RuntimeUnusable(f"no runtime named {given} (installed: {names}; looked for in "
                           f"{', '.join(map(str, look))}): give a runtime's name or folder, "
                           f"{wire.BUILTIN_NAME}, or {wire.AUTO} to choose.")
+
+
+def mtmd_available(env: Mapping[str, str] | None = None) -> str | None:
+    """None when libmtmd (images) can be loaded from the llama.cpp this process serves with: the
+    chosen runtime's ``lib`` folder, or llama-cpp-python's own libraries when none was chosen
+    (``built-in``); else a sentence that says why not and what to do.
+
+    Call it before loading a projector: ``import llama_cpp.mtmd_cpp`` without the library fails
+    with a bare FileNotFoundError. It looks for the file and does not load it: loaded before
+    libllama, libmtmd would bring in libllama by its soname, and llama_cpp's own load by path
+    would then map a second copy wherever the files are copies, not links (as in the wheel).
+    ``env`` (``MTMD_CPP_LIB``, which llama_cpp.mtmd_cpp obeys) is for tests.
+    """
+    env = os.environ if env is None else env
+    with _lock:
+        runtime = _chosen
+    if runtime is not None:
+        return mtmd_problem(Path(runtime["path"]) / "lib", runtime=Path(runtime["path"]))
+    override = env.get("MTMD_CPP_LIB")
+    return mtmd_problem(Path(override) if override else _builtin_lib())
+
+
+def mtmd_problem(lib: Path | None, runtime: Path | None = None) -> str | None:
+    """None when ``lib`` holds libmtmd, else why not: ``runtime`` is the runtime folder ``lib``
+    belongs to (None: llama-cpp-python's own libraries; ``lib`` None: no llama-cpp-python)."""
+    if lib is None:
+        return "llama-cpp-python is not installed, so there is no libmtmd (image support)."
+    if any((lib / name).exists() for name in MTMD_LIBRARIES):
+        return None
+    if runtime is not None:
+        return (f"the runtime in {runtime} was built without image support (libmtmd); build it "
+                "again with installers/build_runtime.py.")
+    return (f"llama-cpp-python's own libraries in {lib} have no libmtmd (image support); "
+            "install a llama-cpp-python built with it, or serve with a runtime built by "
+            "installers/build_runtime.py.")
+
+
+def _builtin_lib() -> Path | None:
+    """llama-cpp-python's own library folder, found without importing llama_cpp (which would
+    fix LLAMA_CPP_LIB_PATH)."""
+    module = sys.modules.get("llama_cpp")
+    origin = getattr(module, "__file__", None)
+    if origin is None:
+        spec = importlib.util.find_spec("llama_cpp")
+        origin = spec.origin if spec is not None else None
+    return Path(origin).parent / "lib" if origin else None
 
 
 def this_machine(driver: nvidia.NvidiaDriver | None, *, system: str | None = None,

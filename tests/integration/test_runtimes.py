@@ -1,6 +1,7 @@
 """Runtimes for real: the portable CPU build (every CPU variant, RPC) that the set-up command
-builds into ``.venv/runtimes``, through a real runner: its devices, its self-test, a chat, and
-the app's choice among runtimes with a broken one beside it.
+builds into ``.venv/runtimes``, through a real runner: its devices, its self-test, a chat, an
+image through the runtime's own libmtmd, and the app's choice among runtimes with a broken one
+beside it.
 
 Skipped where the runtime has not been built (``python3 installers/build_runtime.py cpu``);
 ``python3 installers/dev.py test`` (CI) builds it first.
@@ -8,7 +9,10 @@ Skipped where the runtime has not been built (``python3 installers/build_runtime
 
 from __future__ import annotations
 
+import base64
+import importlib.util
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +25,7 @@ from app.runtimes.catalog import list_runtimes
 from app.runtimes.select import RuntimeSelection
 from app.runtimes.selftest import SelftestCache, run_selftest
 from tests.fixtures.hardware.make_reports import load_report
+from tests.fixtures.vision import VISION_PROJECTOR, png_bytes, vision_pair
 from tests.integration.conftest import openai_client, running
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,6 +83,56 @@ def test_serves_a_chat_through_the_runtime(tiny_model: Path) -> None:
             reply = client.chat.completions.create(
                 model="m", messages=[{"role": "user", "content": "hello"}], max_tokens=8)
         assert reply.choices[0].message.content
+
+
+def mapped_libraries(pid: int) -> set[Path]:
+    """The llama.cpp libraries (libllama, libggml*, libmtmd) mapped into a process, by file."""
+    found = set()
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and re.search(r"/lib(llama|ggml|mtmd)[\w.-]*\.so", fields[5]):
+            found.add(Path(fields[5]))
+    return found
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/<pid>/maps")
+def test_an_image_goes_through_the_runtimes_own_libmtmd_and_one_ggml() -> None:
+    folder = portable()
+    model, projector = vision_pair()
+    counts = []
+    with running("--mmproj", str(projector), "--ctx-size", "512", "--seed", "1", model=model,
+                 runtime=folder) as r:
+        with openai_client(r) as client:
+            for image in (None, png_bytes(32, 32, (255, 0, 0))):
+                parts: list[dict[str, Any]] = [{"type": "text", "text": "what is this"}]
+                if image is not None:
+                    url = "data:image/png;base64," + base64.b64encode(image).decode()
+                    parts.append({"type": "image_url", "image_url": {"url": url}})
+                messages: list[dict[str, Any]] = [{"role": "user", "content": parts}]
+                reply = client.chat.completions.create(
+                    model="m", messages=messages,  # type: ignore[arg-type]
+                    max_tokens=8, temperature=0, seed=1)
+                assert reply.choices[0].finish_reason in ("stop", "length")
+                with r.client() as http:
+                    status = http.get("/runner/status").json()
+                counts.append(status["last_request"]["prompt_tokens"])
+        mapped = mapped_libraries(r.pid)
+    assert status["build"]["runtime"]["name"] == "cpu-portable"
+    assert status["vision"]["projector"].endswith(".gguf")
+    # The image's tokens reached the model (and the template's wrapping of them).
+    assert counts[1] >= counts[0] + VISION_PROJECTOR.tokens_per_image
+    # Every llama.cpp library in the process is the runtime's: libmtmd linked to its ggml, not
+    # the wheel's copies (a second ggml would have its own, empty, backend registry).
+    lib = (folder / "lib").resolve()
+    spec = importlib.util.find_spec("llama_cpp")
+    assert spec is not None and spec.origin is not None
+    wheel = Path(spec.origin).resolve().parent / "lib"
+    assert not [p for p in mapped if p.is_relative_to(wheel)], sorted(mapped)
+    assert {p.parent for p in mapped} == {lib}, sorted(mapped)
+    for name in ("libmtmd", "libllama", "libggml", "libggml-base"):
+        copies = [p for p in mapped if re.fullmatch(re.escape(name) + r"\.so[\d.]*", p.name)]
+        assert len(copies) == 1, (name, sorted(mapped))
+    assert [p for p in mapped if p.name.startswith("libggml-cpu-")], sorted(mapped)
 
 
 def test_a_runtime_for_other_bindings_is_refused_with_a_clear_message(tmp_path: Path) -> None:

@@ -31,6 +31,32 @@ def test_every_runtime_is_portable_loadable_and_has_rpc(kind: str) -> None:
         assert "-DGGML_CUDA=ON" in opts
 
 
+@pytest.mark.parametrize("with_server", [False, True])
+@pytest.mark.parametrize("kind", ["cpu", "vulkan", "cuda12", "cuda13", "metal"])
+def test_every_runtime_builds_libmtmd_without_video(kind: str, with_server: bool) -> None:
+    """Images go through libmtmd linked to the runtime's own ggml; video would need ffmpeg."""
+    build = script()
+    opts = build.options_for(kind, Path("/hdr"), with_server=with_server)
+    tools_and_common = {"-DLLAMA_BUILD_TOOLS=ON", "-DLLAMA_BUILD_COMMON=ON"} <= set(opts)
+    # tools/mtmd comes in standalone, or with the tools (llama-server's build).
+    assert "-DLLAMA_BUILD_MTMD=ON" in opts or tools_and_common
+    assert tools_and_common == with_server
+    assert "-DMTMD_VIDEO=OFF" in opts
+    # Named targets: what is built, and only that. The backend modules come with ``ggml``.
+    targets = build.targets_for(with_server)
+    assert {"llama", "mtmd"} <= set(targets)
+    assert ("llama-server" in targets) == with_server
+
+
+def test_a_switch_is_given_once() -> None:
+    """CMake takes the last of two contradicting -D options: none may be left to that."""
+    for kind in ("cpu", "vulkan", "cuda13", "metal"):
+        for with_server in (False, True):
+            opts = script().options_for(kind, Path("/hdr"), with_server=with_server)
+            switches = [o.split("=")[0] for o in opts]
+            assert len(switches) == len(set(switches)), opts
+
+
 def test_an_unknown_kind_is_refused() -> None:
     with pytest.raises(ValueError):
         script().options_for("rocm")
