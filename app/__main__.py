@@ -427,7 +427,8 @@ def compose(parent: QObject, *, store_path: Path | None = None,
     window, discover = _main_window(parent, core, models, runner_flags)
     from app.services.documents import DocumentService
 
-    window.chat_panel.use_documents(DocumentService(core.tasks, parent=window))
+    window.chat_panel.use_documents(DocumentService(
+        core.tasks, parent=window, embedder=_embedder(models, window)))
     window.chat_panel.use_images(_image_service(core, window, store_path))
     window.settings_requested.connect(
         _settings_opener(core, models, current, apply_theme, window))
@@ -479,6 +480,28 @@ class _Models:
     downloads: DownloadManager
     server: ModelServerService  # this computer's model server, seen from the window
     configure_runner: Callable[[], None]  # the settings (and a running server) to the next load
+
+
+def _embedder(models: Any, window: Any) -> Callable[[], Any]:
+    """The runner of the library's embedding model (the first one), made on first use and
+    ended with the window; None while the library has none."""
+    made: dict[str, Any] = {}
+
+    def get() -> Any:
+        from app.runner_client.embedding import EmbeddingRunner, is_embedding_model
+
+        path = next((row.path for row in models.local.rows()
+                     if is_embedding_model(row.name, row.architecture)), None)
+        if path is None:
+            return None
+        if path not in made:
+            from app.documents.index import default_path
+
+            made[path] = EmbeddingRunner(path, str(default_path()))
+            window.destroyed.connect(made[path].close)
+        return made[path]
+
+    return get
 
 
 def _image_service(core: Any, window: Any, store_path: Path | None) -> Any:

@@ -10,6 +10,7 @@ flag it runs headless (a service, a container, nohup) with stdin at /dev/null an
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import logging
@@ -72,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
                             f"at most {links.MAX_BYTES // 2**20} MiB, {links.TIMEOUT_S:g} s and "
                             f"{links.MAX_REDIRECTS} redirects each; without it a link is "
                             "refused and images must come as data URLs")
+    serve.add_argument("--vectors-db", default=None, metavar="PATH",
+                       help="with --embedding: search Hearth's passage index at PATH by "
+                            "embedding similarity (/runner/vectors/search, this computer only)")
     serve.add_argument("--verbose", action="store_true", help="include llama.cpp's own log")
     serve.add_argument("--watch-stdin", action="store_true",
                        help="exit when standard input closes; the app that spawns the runner "
@@ -189,12 +193,13 @@ def serve_main(args: argparse.Namespace) -> int:
     print(json.dumps({"event": "listening", "url": f"http://{shown}:{port}"}), flush=True)
     return _serve(sock, settings, key, watch_stdin=args.watch_stdin,
                   limits=limits_from_args(args), loopback_only=is_loopback(args.host),
-                  image_links=args.image_links)
+                  image_links=args.image_links, vectors_db=args.vectors_db)
 
 
 def _serve(sock: socket.socket, settings: LoadSettings, key: str | None,
            watch_stdin: bool = False, limits: Limits | None = None,
-           loopback_only: bool = True, image_links: bool = False) -> int:
+           loopback_only: bool = True, image_links: bool = False,
+           vectors_db: str | None = None) -> int:
     import uvicorn
 
     from runner.connections import ConnectionGuard, guarded_protocol
@@ -207,6 +212,13 @@ def _serve(sock: socket.socket, settings: LoadSettings, key: str | None,
         state.fetch_image = fetch_image
         log.info("image links are fetched (--image-links): from public internet addresses "
                  "only", extra={"event": "image_links"})
+    if vectors_db:
+        from runner.vectors import VectorIndex
+
+        model = os.path.basename(settings.model)
+        with contextlib.suppress(OSError):
+            model += f":{os.path.getsize(settings.model)}"
+        state.vectors = VectorIndex(vectors_db, model)
     state.connections = ConnectionGuard(state.limits, _connection_cap(state.limits))
     exit_code: list[int] = [ExitCode.OK]
 

@@ -146,6 +146,12 @@ class EmbeddingRequest(_Open):
 MAX_EMBED_INPUTS = 2048  # OpenAI's own limit per request
 
 
+class VectorSearch(_Open):
+    query: str = Field(max_length=65_536)
+    documents: list[int] = Field(max_length=2000)
+    limit: int = Field(default=64, ge=1, le=1000)
+
+
 # ---- state shared by the loader thread and the handlers ------------------------------------
 
 class RunnerState:
@@ -175,6 +181,7 @@ class RunnerState:
         self.chat_format = ""
         self.outbox: Any = None  # Outbox, made on the event loop at the first request
         self.connections: Any = None  # connections.ConnectionGuard, where the server counts them
+        self.vectors: Any = None  # vectors.VectorIndex: --vectors-db on an embedding runner
         # Fetches an image link's bytes (runner/remote_image.py) where the person allowed links.
         self.fetch_image: Any = None
         self.pacer: Any = None  # guards.Pacer: request bodies read at a rate while generating
@@ -366,6 +373,28 @@ def create_app(state: RunnerState, key: str | None, loopback_only: bool = True) 
             usage["prompt_tokens_details"]["cached_tokens"] += \
                 data["usage"]["prompt_tokens_details"]["cached_tokens"]
         return JSONResponse(first)
+
+    @app.post("/runner/vectors/search", response_model=None)
+    async def vector_search(body: VectorSearch, request: Request) -> dict[str, Any]:
+        """The passages of Hearth's index most like ``query`` (runner/vectors.py): for this
+        computer only, from a runner started with ``--vectors-db``."""
+        peer = (request.client.host, request.client.port) if request.client else None
+        if not is_loopback_peer(peer):
+            raise ApiError(403, "Vector search is for Hearth on this computer only.",
+                           code="forbidden")
+        _require_ready(state)
+        if state.vectors is None:
+            raise ApiError(400, "This runner was not started with --vectors-db.",
+                           code="vectors_not_enabled")
+        from runner.vectors import embedder
+
+        embed = embedder(state.model, state.scheduler)
+
+        def search() -> list[tuple[int, float]]:
+            (query,) = embed([body.query])
+            return state.vectors.search(query, body.documents, body.limit, embed)
+
+        return {"results": [list(r) for r in await _off_loop(state, search)]}
 
     @app.post("/v1/embeddings")
     async def embeddings(body: EmbeddingRequest) -> JSONResponse:

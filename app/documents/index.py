@@ -39,6 +39,7 @@ STOPWORDS = frozenset("""a an and are as at be by for from has have how i in is 
 that the this to was were what when where which who why will with you your does do did can
 """.split())
 MAX_QUERY_WORDS = 64
+Key = int  # a passage: its row in the index (what BM25 and the embedding runner both name)
 
 
 def default_path() -> Path:
@@ -100,16 +101,33 @@ class PassageIndex:
 
     def search(self, question: str, documents: Sequence[int], limit: int) -> list[Passage]:
         """The passages of ``documents`` that best answer ``question`` (BM25), best first."""
+        return self.passages_at(self.search_keys(question, documents, limit))
+
+    def search_keys(self, question: str, documents: Sequence[int], limit: int) -> list[Key]:
+        """Like :meth:`search`, as the passages' keys (their rows in the index)."""
         query = fts_query(question)
         if not query or not documents:
             return []
         marks = ",".join("?" * len(documents))
         with self._db() as db:
             rows = db.execute(
-                f"SELECT name, place, number, text FROM passages WHERE passages MATCH ? AND "
+                f"SELECT rowid FROM passages WHERE passages MATCH ? AND "
                 f"document IN ({marks}) ORDER BY bm25(passages) LIMIT ?",
                 (query, *documents, limit)).fetchall()
-        return [Passage(name, place, int(number), text) for name, place, number, text in rows]
+        return [int(rowid) for (rowid,) in rows]
+
+    def passages_at(self, keys: Sequence[Key]) -> list[Passage]:
+        """The passages of ``keys``, in their order (a key not in the index is left out). By
+        row: FTS5 filters its other columns by reading every row."""
+        if not keys:
+            return []
+        marks = ",".join("?" * len(keys))
+        with self._db() as db:
+            found = {int(rowid): Passage(name, place, int(number), text)
+                     for rowid, name, place, number, text in db.execute(
+                         f"SELECT rowid, name, place, number, text FROM passages WHERE rowid "
+                         f"IN ({marks})", tuple(keys))}
+        return [found[k] for k in keys if k in found]
 
     def all_passages(self, document: int) -> list[Passage]:
         with self._db() as db:

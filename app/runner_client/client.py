@@ -104,6 +104,18 @@ class RunnerClient:
                                  "understand.", url=self.base_url))
         return counts, context
 
+    def vector_search(self, query: str, documents: Sequence[int], limit: int) -> list[int]:
+        """The passages of Hearth's index most like ``query``, best first, as their rows in the
+        index: an embedding runner's ``/runner/vectors/search``."""
+        data = _json(self._request("POST", "/runner/vectors/search", json={
+            "query": query, "documents": list(documents), "limit": limit}))
+        results = data.get("results")
+        if not isinstance(results, list) or not all(
+                isinstance(r, list) and len(r) == 2 and isinstance(r[0], int) for r in results):
+            raise RunnerError(T_("The runner at {url} answered a search Hearth does not "
+                                 "understand.", url=self.base_url))
+        return [r[0] for r in results]
+
     def chat(self, messages: list[dict[str, Any]], **params: Any) -> dict[str, Any]:
         body = {"messages": messages, "stream": False, **params}
         return _json(self._request("POST", "/v1/chat/completions", json=body))

@@ -98,6 +98,13 @@ class RunnerProgram:
                 *(["--image-links"] if image_links else []),
                 "--watch-stdin", *flags]
 
+    def embed(self, model: str, vectors_db: str) -> list[str]:
+        """Serve ``model`` for embeddings only, searching Hearth's passage index at
+        ``vectors_db`` by similarity; on loopback, ending with the app (its stdin)."""
+        return [*self.argv, "serve", "--model", model, "--host", "127.0.0.1", "--port", "0",
+                "--watch-stdin", "--embedding", "--vectors-db", vectors_db,
+                "--ctx-size", "2048", "--batch-size", "2048"]
+
     def probe(self, flags: Sequence[str]) -> list[str]:
         """The dry run of a load with ``flags`` (app/loading/flags.py, ``--model`` first)."""
         return [*self.argv, "probe", *flags]

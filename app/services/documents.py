@@ -24,7 +24,9 @@ from app.services.tasks import TaskRunner
 
 if TYPE_CHECKING:  # the readers are imported by the job, not on the way to the first frame
     from app.documents.extract import Document
+    from app.documents.fit import Similar
     from app.documents.index import PassageIndex
+    from app.runner_client.embedding import EmbeddingRunner
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +46,14 @@ class DocumentService(QObject):
     refreshed = Signal(int)  # the watched knowledge was brought up to date: files read again
 
     def __init__(self, tasks: TaskRunner, index: PassageIndex | None = None,
-                 parent: QObject | None = None, settle_ms: int = WATCH_SETTLE_MS) -> None:
+                 parent: QObject | None = None, settle_ms: int = WATCH_SETTLE_MS,
+                 embedder: Callable[[], EmbeddingRunner | None] = lambda: None) -> None:
         super().__init__(parent)
         self._tasks = tasks
         self._index = index
+        # The library's embedding model's runner, if it has one (asked on this thread): search
+        # by meaning, fused with the words' (app/documents/fit.py).
+        self._embedder = embedder
         self._token: CancelToken | None = None
         # The open conversation's knowledge, watched (this process owns the index): a change
         # is read again once the folder has been quiet for settle_ms.
@@ -77,13 +83,17 @@ class DocumentService(QObject):
         if self._refreshing is not None:
             self._again = True  # one more pass once this one ends
             return
-        paths, index = list(self._watched), self._index
+        paths, index, similar = list(self._watched), self._index, self._similar()
 
         def work(token: CancelToken) -> tuple[int, list[str]]:
-            return _refresh(paths, index or _default_index(), token)
+            return _refresh(paths, index or _default_index(), token, similar)
 
         self._refreshing = self._tasks.start_job(work, self._on_refreshed, self._on_refresh_failed,
                                                  name="knowledge", expected=(TextError, OSError))
+
+    def _similar(self) -> Similar | None:
+        embedding = self._embedder()
+        return embedding.similar if embedding is not None else None
 
     def _changed(self, _path: str) -> None:
         self._settle.start()
@@ -117,9 +127,11 @@ class DocumentService(QObject):
         self.cancel()
         index = self._index
         files, texts = list(paths), [*history, question]
+        similar = self._similar()
 
         def work(token: CancelToken) -> dict[str, Any]:
-            return _prepare(files, question, texts, _counter(endpoint), room, index, token)
+            return _prepare(files, question, texts, _counter(endpoint), room, index, token,
+                            similar)
 
         self._token = self._tasks.start_job(work, self._on_ready, self._on_failed,
                                             name="documents",
@@ -191,9 +203,11 @@ def _default_index() -> PassageIndex:
     return PassageIndex()
 
 
-def _refresh(paths: list[str], index: PassageIndex, token: CancelToken) -> tuple[int, list[str]]:
+def _refresh(paths: list[str], index: PassageIndex, token: CancelToken,
+             similar: Similar | None = None) -> tuple[int, list[str]]:
     """Index what of ``paths`` is new or changed; the number read, and the folders and files to
-    watch (a folder's subfolders too: a watch sees its own entries only)."""
+    watch (a folder's subfolders too: a watch sees its own entries only). With ``similar``, the
+    passages are embedded now too, not at the next question."""
     from app.documents.extract import DocumentError, extract
 
     read = 0
@@ -206,16 +220,24 @@ def _refresh(paths: list[str], index: PassageIndex, token: CancelToken) -> tuple
         files = _files([p for p in paths if os.path.exists(p)])
     except DocumentError:
         files = []  # a folder grown past the limit: a question says so
+    ids: list[int] = []
     for path, _in_folder in files:
         token.check()
         watch.append(path)
-        if index.known(path) is not None:
+        known = index.known(path)
+        if known is not None:
+            ids.append(known)
             continue
         try:
-            index.add(extract(path, token))
+            ids.append(index.add(extract(path, token)))
             read += 1
         except DocumentError as exc:
             log.info("knowledge: %s", exc)
+    if similar is not None and ids and read:
+        try:
+            similar("", ids, 1)  # the embedding runner embeds what it has not yet
+        except Exception as exc:
+            log.info("knowledge: not embedded now (%s); the next question will", exc)
     return read, watch
 
 
@@ -229,8 +251,8 @@ def _stored(index: PassageIndex, doc_id: int, path: str) -> Document:
 
 
 def _prepare(paths: list[str], question: str, texts: list[str], count: Count,
-             room: int | None, index: PassageIndex | None, token: CancelToken
-             ) -> dict[str, Any]:
+             room: int | None, index: PassageIndex | None, token: CancelToken,
+             similar: Similar | None = None) -> dict[str, Any]:
     from app.documents.extract import DocumentError, extract
     from app.documents.fit import fit
     from app.documents.index import PassageIndex
@@ -258,7 +280,7 @@ def _prepare(paths: list[str], question: str, texts: list[str], count: Count,
         raise DocumentError(T_("This conversation leaves no room for documents in the model's "
                                "context: start a new conversation, or load the model with a "
                                "larger context."))
-    fitted = fit(documents, question, budget, count, index)
+    fitted = fit(documents, question, budget, count, index, similar)
     if not fitted.text:
         raise DocumentError(T_("Not even one passage of the documents fits the room this "
                                "conversation leaves: start a new conversation, or load the "

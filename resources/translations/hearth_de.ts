@@ -2000,6 +2000,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Der Runner unter {url} hat eine Tokenzählung geliefert, die Hearth nicht versteht.</translation>
     </message>
     <message>
+        <source>The runner at {url} answered a search Hearth does not understand.</source>
+        <translation>Der Runner unter {url} hat eine Suche beantwortet, die Hearth nicht versteht.</translation>
+    </message>
+    <message>
         <source>The runner sent {error} in one piece of its reply; Hearth stopped reading it. Restart the model.</source>
         <translation>Der Runner hat in einem Teil seiner Antwort {error} gesendet; Hearth hat aufgehört zu lesen. Starten Sie das Modell neu.</translation>
     </message>
@@ -5270,6 +5274,18 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     <message>
         <source>{name} could not be converted for the model.</source>
         <translation>{name} konnte nicht für das Modell umgewandelt werden.</translation>
+    </message>
+    <message>
+        <source>The embedding model {name} could not be started (exit code {code}).</source>
+        <translation>Das Embedding-Modell {name} konnte nicht gestartet werden (Exit-Code {code}).</translation>
+    </message>
+    <message>
+        <source>The embedding model {name} could not be loaded: {reason}</source>
+        <translation>Das Embedding-Modell {name} konnte nicht geladen werden: {reason}</translation>
+    </message>
+    <message>
+        <source>The embedding model {name} did not get ready.</source>
+        <translation>Das Embedding-Modell {name} wurde nicht bereit.</translation>
     </message>
 </context>
 <context>

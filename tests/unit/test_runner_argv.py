@@ -152,6 +152,15 @@ def test_probe_parses(program: RunnerProgram, monkeypatch: pytest.MonkeyPatch) -
 
 
 @PROGRAMS
+def test_embed_parses(program: RunnerProgram, monkeypatch: pytest.MonkeyPatch) -> None:
+    _prog, args, chosen = runner_parses(program.embed("/m/e.gguf", "/d/documents.db"),
+                                       program.program, monkeypatch)
+    assert (args.command, args.model, args.host, args.vectors_db) == (
+        "serve", "/m/e.gguf", "127.0.0.1", "/d/documents.db")
+    assert args.embedding and args.watch_stdin and chosen == _runtime_of(program)
+
+
+@PROGRAMS
 def test_devices_and_selftest_parse(program: RunnerProgram,
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     prog, _, chosen = runner_parses(program.devices(), program.program, monkeypatch)

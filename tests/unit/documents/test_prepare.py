@@ -71,3 +71,34 @@ def test_a_huge_folder_and_a_folder_of_nothing_readable_get_sentences(
     (empty / "a.txt").write_bytes(b"\x00" * 10)
     with pytest.raises(DocumentError, match="None of the attached files"):
         _prepare([empty], PassageIndex(tmp_path / "i.db"))
+
+
+def test_the_embedding_ranking_is_fused_and_a_failing_one_leaves_bm25(tmp_path: Path) -> None:
+    """A passage with no word of the question comes in when the embedding ranks it first; an
+    embedding runner that fails costs nothing but its ranking."""
+    from app.documents.fit import fuse
+
+    note = tmp_path / "harbour.md"
+    paragraphs = [f"Paragraph {i}: " + " ".join(["anchor rope sail mast deck"] * 40)
+                  for i in range(8)]
+    paragraphs[6] = "The vessel's mooring charge is twelve coins. " + paragraphs[6]
+    note.write_text("\n\n".join(paragraphs))
+    index = PassageIndex(tmp_path / "i.db")
+    asked: list[tuple[str, list[int]]] = []
+
+    def similar(question: str, ids: list[int], limit: int) -> list[int]:
+        asked.append((question, ids))
+        return index.search_keys("mooring", ids, 1)  # as if it ranked by meaning
+
+    def run(similar_: object) -> str:
+        meta = service._prepare([str(note)], "What does a boat pay?", ["What does a boat pay?"],
+                                _words, 400, index, CancelToken(), similar_)  # type: ignore[arg-type]
+        return str(meta[DOCUMENTS])
+
+    assert "mooring charge" in run(similar) and asked and asked[0][0] == "What does a boat pay?"
+
+    def broken(*_a: object) -> list[int]:
+        raise OSError("the embedding runner is gone")
+
+    assert "mooring charge" not in run(broken)  # BM25 alone: no word in common, beginnings
+    assert fuse([[11, 12], [12, 13]])[0] == 12  # both rank it: first
