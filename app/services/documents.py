@@ -44,6 +44,7 @@ class DocumentService(QObject):
     failed = Signal(object)  # a sentence (Text)
     busy_changed = Signal(bool)
     refreshed = Signal(int)  # the watched knowledge was brought up to date: files read again
+    progress = Signal(int, int)  # files read of those a question has (before the next one)
 
     def __init__(self, tasks: TaskRunner, index: PassageIndex | None = None,
                  parent: QObject | None = None, settle_ms: int = WATCH_SETTLE_MS,
@@ -130,8 +131,9 @@ class DocumentService(QObject):
         similar = self._similar()
 
         def work(token: CancelToken) -> dict[str, Any]:
+            # Emitted from the job's thread: Qt queues it to the window's.
             return _prepare(files, question, texts, _counter(endpoint), room, index, token,
-                            similar)
+                            similar, self.progress.emit)
 
         self._token = self._tasks.start_job(work, self._on_ready, self._on_failed,
                                             name="documents",
@@ -252,15 +254,19 @@ def _stored(index: PassageIndex, doc_id: int, path: str) -> Document:
 
 def _prepare(paths: list[str], question: str, texts: list[str], count: Count,
              room: int | None, index: PassageIndex | None, token: CancelToken,
-             similar: Similar | None = None) -> dict[str, Any]:
+             similar: Similar | None = None,
+             progress: Callable[[int, int], None] = lambda _done, _total: None
+             ) -> dict[str, Any]:
     from app.documents.extract import DocumentError, extract
     from app.documents.fit import fit
     from app.documents.index import PassageIndex
 
     index = index or PassageIndex()
     documents = []
-    for path, in_folder in _files(paths):
+    files = _files(paths)
+    for done, (path, in_folder) in enumerate(files):
         token.check()
+        progress(done, len(files))
         known = index.known(path)
         if known is not None:  # this version read before: its passages are indexed
             documents.append((known, _stored(index, known, path)))

@@ -290,6 +290,9 @@ class ChatPanel(QWidget):
         service.ready.connect(self._send_with)
         service.failed.connect(lambda text: self.notice.emit(ui_text(text), 10000))
         service.busy_changed.connect(lambda _busy: self.update_buttons())
+        service.progress.connect(lambda done, total: self.notice.emit(tr(
+            "Reading the attached documents… {done} of {total}").format(
+                done=done + 1, total=total), 0) if total > 1 else None)
         knowledge = self.chat_settings.knowledge
         knowledge.changed.connect(self._knowledge_changed)
         knowledge.refused.connect(lambda text: self.notice.emit(text, 6000))

@@ -2399,6 +2399,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Diese Unterhaltung wurde mit {name} geführt; sie geht mit dem jetzt verwendeten Modell weiter, wenn Sie nicht wechseln.</translation>
     </message>
     <message>
+        <source>Reading the attached documents… {done} of {total}</source>
+        <translation>Die angehängten Dokumente werden gelesen … {done} von {total}</translation>
+    </message>
+    <message>
         <source>Reading the attached documents…</source>
         <translation>Die angehängten Dokumente werden gelesen …</translation>
     </message>

@@ -14,7 +14,8 @@ for a question are found, and how often the right one is among the first five.
    through a real embedding runner (runner/vectors.py) serving a *generated* model: no real
    embedding model can be had here, so its recall measures the plumbing, not meaning (random
    weights rank by noise; fusion must not lose what BM25 found). Also reported: how fast the
-   runner embeds the passages the first time, and the fused search's median latency.
+   runner embeds the passages the first time, and the fused search's median latency (target:
+   <= 50 ms, as for BM25 alone).
 
     .venv/bin/python -m tests.bench.documents            # the table (about 3 minutes on 2 cores)
     .venv/bin/python -m tests.bench.documents --strict   # exit 1 when the latency target is missed
@@ -184,7 +185,8 @@ def fused(index: PassageIndex, ids: list[int], facts: list[Fact]
         ("embedding runner: start and embed all passages", f"{first:.1f} s",
          f"about {n:,} passages", ""),
         ("fused search (median)", f"{statistics.median(times):.1f} ms",
-         f"BM25 + the runner's search, {len(times)} questions", ""),
+         f"<= {LATENCY_TARGET_MS:.0f} ms; BM25 + the runner's search, {len(times)} questions",
+         "met" if statistics.median(times) <= LATENCY_TARGET_MS else "MISSED"),
     ]
 
 
@@ -213,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
                      "(reported)", ""))
         print("4. the fused path ...", flush=True)
         rows += fused(index, ids, facts)
+        missed += [r[0] for r in rows[-1:] if r[3] == "MISSED"]
     finally:
         shutil.rmtree(root, ignore_errors=True)
     width = max(len(r[0]) for r in rows)

@@ -57,3 +57,15 @@ def test_the_installer_keeps_every_qt_module_the_app_imports() -> None:
     for module in imported:
         assert f'"PySide6.{module}"' not in spec, f"the spec excludes PySide6.{module}"
         assert f'"Qt6{module[2:]}"' not in spec, f"the spec drops the Qt6{module[2:]} library"
+
+
+def test_the_installer_keeps_the_image_formats_people_attach() -> None:
+    """Issue 30: images attached in the chat are decoded by Qt's plugins in the frozen app."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    spec = (root / "installers" / "hearth.spec").read_text(encoding="utf-8")
+    kept = re.search(r'"imageformats": \(([^)]*)\)', spec)
+    assert kept is not None
+    for plugin in ("qjpeg", "qgif", "qwebp"):
+        assert f'"{plugin}"' in kept.group(1), f"the spec drops {plugin}"

@@ -102,3 +102,15 @@ def test_the_embedding_ranking_is_fused_and_a_failing_one_leaves_bm25(tmp_path: 
 
     assert "mooring charge" not in run(broken)  # BM25 alone: no word in common, beginnings
     assert fuse([[11, 12], [12, 13]])[0] == 12  # both rank it: first
+
+
+def test_reading_reports_its_progress_file_by_file(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name in ("a.md", "b.md", "c.md"):
+        (folder / name).write_text(f"The key is in {name}.")
+    seen: list[tuple[int, int]] = []
+    service._prepare([str(folder)], "Where is the key?", ["Where is the key?"], _words, 5000,
+                     PassageIndex(tmp_path / "i.db"), CancelToken(),
+                     progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(0, 3), (1, 3), (2, 3)]
