@@ -386,6 +386,17 @@ def runner_status(window: Any) -> dict[str, Any] | None:
     return reply.json() if reply.status_code == 200 else None
 
 
+def prompt_tokens(window: Any) -> int:
+    """The prompt tokens of the runner's last request (0 before any)."""
+    last = (runner_status(window) or {}).get("last_request") or {}
+    return int(last.get("prompt_tokens") or 0)
+
+
+def reply_done(window: Any) -> bool:
+    """No reply streams, and Send is ready for the next question."""
+    return named(window, "Send").isEnabled() and named(window, "Conversation").live() is None
+
+
 def until(predicate: Callable[[], object], what: str | Callable[[], str]) -> Callable[[], None]:
     """A waitUntil callback that says ``what`` it was waiting for when it times out (a callable
     says it as things are then)."""

@@ -23,21 +23,13 @@ from tests.journeys.person import (
     click_message_action,
     named,
     press,
+    prompt_tokens,
+    reply_done,
     runner_status,
     type_into,
     until,
     wait_named,
 )
-
-
-def _prompt_tokens(window: Any) -> int:
-    status = runner_status(window) or {}
-    last = status.get("last_request") or {}
-    return int(last.get("prompt_tokens") or 0)
-
-
-def _reply_done(window: Any) -> bool:
-    return named(window, "Send").isEnabled() and named(window, "Conversation").live() is None
 
 
 @pytest.mark.timeout(300)
@@ -72,7 +64,7 @@ def test_a_long_pdf_goes_in_as_the_passages_that_answer(
     view = named(window, "Conversation")
     qtbot.waitUntil(until(lambda: "With this message:" in view.toPlainText(),
                           "the question did not go with its documents"), timeout=REPLY_MS)
-    qtbot.waitUntil(until(lambda: _reply_done(window), "the reply did not end"),
+    qtbot.waitUntil(until(lambda: reply_done(window), "the reply did not end"),
                     timeout=REPLY_MS)
     question = window.gui.session.transcript.messages[-2]
     (used,) = question.meta[DOCUMENTS_USED]
@@ -81,7 +73,7 @@ def test_a_long_pdf_goes_in_as_the_passages_that_answer(
     assert "passages from harbour.pdf" in view.toPlainText() or \
         "passage from harbour.pdf" in view.toPlainText()
     assert window.chat_panel.attachments.paths == []  # sent: the next question starts bare
-    sent = _prompt_tokens(window)
+    sent = prompt_tokens(window)
     status = runner_status(window) or {}
     assert sent > 200, sent  # the passages went to the model, not the 6 words alone
     assert sent <= int(status.get("n_ctx") or status["model"].get("n_ctx") or 1 << 30)
@@ -92,7 +84,7 @@ def test_a_long_pdf_goes_in_as_the_passages_that_answer(
     assert [u.toLocalFile() for u in opened] == [str(pdf)]
 
     click_message_action(qtbot, view, "Write this reply again")
-    qtbot.waitUntil(until(lambda: _reply_done(window) and _prompt_tokens(window) == sent,
+    qtbot.waitUntil(until(lambda: reply_done(window) and prompt_tokens(window) == sent,
                           "the regenerated reply did not get the same passages"),
                     timeout=REPLY_MS)
 

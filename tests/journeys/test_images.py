@@ -25,22 +25,14 @@ from tests.journeys.person import (
     click_message_action,
     named,
     press,
-    runner_status,
+    prompt_tokens,
+    reply_done,
     type_into,
     until,
     wait_named,
 )
 
 RED = QColor(220, 30, 30)
-
-
-def _prompt_tokens(window: Any) -> int:
-    last = (runner_status(window) or {}).get("last_request") or {}
-    return int(last.get("prompt_tokens") or 0)
-
-
-def _reply_done(window: Any) -> bool:
-    return named(window, "Send").isEnabled() and named(window, "Conversation").live() is None
 
 
 def _red_pixels(window: Any) -> int:
@@ -90,27 +82,27 @@ def test_a_pasted_picture_reaches_the_model_and_stays_with_the_question(
 
     type_into(qtbot, window, "Message", "What colour is this?")
     press(Qt.Key.Key_Return)
-    qtbot.waitUntil(until(lambda: _reply_done(window), "the reply did not end"),
+    qtbot.waitUntil(until(lambda: reply_done(window), "the reply did not end"),
                     timeout=REPLY_MS)
     question = window.gui.session.transcript.messages[-2]
     (ref,) = question.meta[IMAGES]
     # Scaled to what the projector looks at (64 pixels on the longer side).
     assert (ref["width"], ref["height"]) == (64, 43)
     assert chips.images == []  # sent: the next question starts bare
-    with_image = _prompt_tokens(window)
+    with_image = prompt_tokens(window)
     assert _red_pixels(window) > 50, "the question does not show its picture"
 
     # The same words without a picture: the image was the difference.
     type_into(qtbot, window, "Message", "What colour is this?")
     press(Qt.Key.Key_Return)
-    qtbot.waitUntil(until(lambda: _reply_done(window), "the second reply did not end"),
+    qtbot.waitUntil(until(lambda: reply_done(window), "the second reply did not end"),
                     timeout=REPLY_MS)
     assert with_image >= VISION_PROJECTOR.tokens_per_image + 8
 
     # Regenerate the first reply: the picture goes again.
     click_message_action(qtbot, named(window, "Conversation"), "Write this reply again", which=1)
-    qtbot.waitUntil(until(lambda: _reply_done(window) and _prompt_tokens(window) == with_image,
-                          lambda: f"regenerated with {_prompt_tokens(window)} prompt tokens, "
+    qtbot.waitUntil(until(lambda: reply_done(window) and prompt_tokens(window) == with_image,
+                          lambda: f"regenerated with {prompt_tokens(window)} prompt tokens, "
                                   f"not {with_image}"), timeout=REPLY_MS)
 
     # Close Hearth, open it again, open the conversation, regenerate: still the picture.
@@ -131,6 +123,6 @@ def test_a_pasted_picture_reaches_the_model_and_stays_with_the_question(
     qtbot.waitUntil(until(lambda: _red_pixels(again) > 50, "the picture is not shown after a "
                                                            "restart"), timeout=UI_MS)
     click_message_action(qtbot, view, "Write this reply again", which=1)
-    qtbot.waitUntil(until(lambda: _reply_done(again) and _prompt_tokens(again) == with_image,
-                          lambda: f"after a restart: {_prompt_tokens(again)} prompt tokens, "
+    qtbot.waitUntil(until(lambda: reply_done(again) and prompt_tokens(again) == with_image,
+                          lambda: f"after a restart: {prompt_tokens(again)} prompt tokens, "
                                   f"not {with_image}"), timeout=REPLY_MS)
