@@ -9,7 +9,7 @@ text / tool_use / tool_result blocks (consecutive turns of one role are combined
 does), sampling settings, custom tools and tool_choice, and ``output_config.format`` (a JSON
 schema, which the runner enforces with a grammar). Unknown top-level fields (Anthropic adds new
 ones often) are ignored; every field used is type-checked. What it refuses
-with a sentence: images and documents (the runners are text-only for now), Anthropic's built-in
+with a sentence: documents (images go to the runner as image_url parts), Anthropic's built-in
 tools, and block types it does not know. ``metadata``, ``thinking``, ``cache_control`` and the
 ``anthropic-version`` header change nothing for a local model and are ignored.
 
@@ -32,7 +32,7 @@ from typing import Any
 from server.request_error import RequestError
 
 # Blocks a later runtime with vision may take; named apart so the refusal says "text only".
-_MEDIA_BLOCKS = frozenset({"image", "document"})
+_MEDIA_BLOCKS = frozenset({"image", "document"})  # images only in user turns
 # The model's own reasoning from an earlier turn: Anthropic drops it from earlier turns too, and
 # this server never writes it, so a client replaying it (or a moved conversation) loses nothing.
 _DROPPED_BLOCKS = frozenset({"thinking", "redacted_thinking"})
@@ -153,11 +153,15 @@ def _user(blocks: list[Any], param: str) -> list[dict[str, Any]]:
     """One Anthropic user turn -> OpenAI "tool" messages (one per tool_result), then the text."""
     results: list[dict[str, Any]] = []
     texts: list[str] = []
+    parts: list[dict[str, Any]] = []  # text and images in order, where there are images
     for i, block in enumerate(blocks):
         where = f"{param}.content[{i}]"
         kind = _block_type(block, where)
         if kind == "text":
             texts.append(_text_of(block, where))
+            parts.append({"type": "text", "text": texts[-1]})
+        elif kind == "image":
+            parts.append(_image(block, where))
         elif kind == "tool_result":
             results.append(_tool_result(block, where))
         elif kind == "tool_use":
@@ -168,9 +172,28 @@ def _user(blocks: list[Any], param: str) -> list[dict[str, Any]]:
     # Chat templates expect tool messages right after the assistant's calls, so the results go
     # first even if a client put text ahead of them (Anthropic itself asks for results first).
     out = results
-    if texts or not results:
+    if len(parts) > len(texts):  # images: the parts as they came (the runner says if it sees)
+        out.append({"role": "user", "content": parts})
+    elif texts or not results:
         out.append({"role": "user", "content": "\n\n".join(texts)})
     return out
+
+
+def _image(block: dict[str, Any], param: str) -> dict[str, Any]:
+    """An image block as Chat Completions' image_url part: base64 data as a data URL, a URL as
+    it is (the runner fetches links only where the person allowed it)."""
+    source = block.get("source")
+    kind = source.get("type") if isinstance(source, dict) else None
+    if kind == "base64" and isinstance(source, dict):
+        media, data = source.get("media_type"), source.get("data")
+        if not isinstance(media, str) or not isinstance(data, str):
+            raise RequestError(f"{param}.source needs media_type and data strings.",
+                               f"{param}.source")
+        return {"type": "image_url", "image_url": {"url": f"data:{media};base64,{data}"}}
+    if kind == "url" and isinstance(source, dict) and isinstance(source.get("url"), str):
+        return {"type": "image_url", "image_url": {"url": source["url"]}}
+    raise RequestError(f'{param}.source must be {{"type": "base64", ...}} or {{"type": "url", '
+                       "...}.", f"{param}.source")
 
 
 def _tool_result(block: dict[str, Any], param: str) -> dict[str, Any]:
@@ -256,8 +279,9 @@ def _text_of(block: dict[str, Any], param: str) -> str:
 
 def _refuse(kind: str, param: str) -> None:
     if kind in _MEDIA_BLOCKS:
-        raise RequestError(f'{param} is an "{kind}" block, but this server takes text only for '
-                           "now: send the content as text, or use a runtime with vision.", param)
+        raise RequestError(f'{param} is an "{kind}" block, which this server does not take '
+                           "here: it takes text, and images in user turns (for a model that "
+                           "sees them). Send a document's content as text.", param)
     raise RequestError(f'{param} has the block type "{kind}", which this server does not take '
                        "here; it takes text, tool_use (assistant) and tool_result (user) blocks.",
                        param)

@@ -130,11 +130,24 @@ def _model(body: dict[str, Any]) -> str:
     return model
 
 
-def _refuse_images(obj: dict[str, Any], where: str = "") -> None:
-    images = _list(obj, "images", where)
-    if images:
-        raise RequestError(f"'{where}images' is not supported yet: this server takes text only. "
-                           "Send the request without images.", param=where + "images")
+def _images(obj: dict[str, Any], where: str = "") -> list[dict[str, Any]]:
+    """Ollama's ``images`` (base64, no data-URL prefix) as Chat's image_url parts. The format
+    is read from the data's first bytes for the data URL; the runner checks it again (and says
+    whether the model sees images at all)."""
+    out = []
+    for i, image in enumerate(_list(obj, "images", where) or []):
+        if not isinstance(image, str) or not image:
+            raise RequestError(f"'{where}images[{i}]' must be a base64 string.",
+                               param=f"{where}images")
+        head = image[:16]
+        mime = "image/png" if head.startswith("iVBOR") else \
+            "image/jpeg" if head.startswith("/9j/") else "application/octet-stream"
+        out.append({"type": "image_url", "image_url": {"url": f"data:{mime};base64,{image}"}})
+    return out
+
+
+def _with_images(content: str, images: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    return [*images, {"type": "text", "text": content}] if images else content
 
 
 def _refuse_think(body: dict[str, Any]) -> None:
@@ -305,10 +318,10 @@ def _message(where: str, message: Any, ids: _CallIds) -> dict[str, Any]:
     if role not in ("system", "user", "assistant", "tool"):
         raise RequestError(f"'{where}role' must be system, user, assistant or tool.",
                            param=where + "role")
-    _refuse_images(message, where)
+    images = _images(message, where)
     # "thinking" on earlier assistant turns is dropped: chat templates leave it out anyway.
     content = _str(message, "content", where) or ""
-    out: dict[str, Any] = {"role": role, "content": content}
+    out: dict[str, Any] = {"role": role, "content": _with_images(content, images)}
     if role == "assistant":
         calls = _list(message, "tool_calls", where) or []
         if calls:
@@ -434,7 +447,7 @@ def generate_request(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     with ``raw`` ("completions", an OpenAI /v1/completions body, the prompt untouched)."""
     model = _model(body)
     _refuse_think(body)
-    _refuse_images(body)
+    images = _images(body)
     keep_alive_seconds(body.get("keep_alive"))
     wanted_context(body)
     for key, why in (("suffix", "fill-in-the-middle is not supported"),
@@ -447,9 +460,12 @@ def generate_request(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     system = _str(body, "system")
     sampling = _sampling(_dict(body, "options") or {})
     if _bool(body, "raw"):
+        if images:
+            raise RequestError("'images' cannot go with 'raw': a raw prompt has no place for "
+                               "them. Leave out 'raw'.", param="images")
         return "completions", _raw_request(body, model, prompt, system, sampling)
-    messages = [{"role": "system", "content": system}] if system else []
-    messages.append({"role": "user", "content": prompt})
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    messages.append({"role": "user", "content": _with_images(prompt, images)})
     out: dict[str, Any] = {"model": model, "messages": messages}
     out.update(_streaming_fields(_stream(body)))
     response_format = _response_format(body.get("format"))
@@ -791,13 +807,15 @@ def ps(models: list[dict[str, Any]]) -> dict[str, Any]:
     return {"models": out}
 
 
-def _capabilities(template: str | None) -> list[str]:
+def _capabilities(template: str | None, vision: bool = False) -> list[str]:
     # Only what is known: every model completes text; tools where its chat template takes them
-    # (Ollama's own test: the template uses "tools"). No vision (images are refused), no
-    # "thinking" (think is refused), no "insert" (suffix is refused).
+    # (Ollama's own test: the template uses "tools"); vision where a projector loads with it.
+    # No "thinking" (think is refused), no "insert" (suffix is refused).
     found = ["completion"]
     if template and re.search(r"\btools\b", template):
         found.append("tools")
+    if vision:
+        found.append("vision")
     return found
 
 
@@ -817,7 +835,7 @@ def show(model: dict[str, Any], template: str | None) -> dict[str, Any]:
     is no Modelfile, license or parameter list to show: those are empty."""
     return {"license": "", "modelfile": "", "parameters": "", "template": template or "",
             "details": _details(model), "model_info": _model_info(model),
-            "capabilities": _capabilities(template),
+            "capabilities": _capabilities(template, bool(model.get("vision"))),
             "modified_at": _rfc3339(float(model.get("modified") or 0))}
 
 

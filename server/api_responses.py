@@ -9,8 +9,9 @@ drive it the same way.
 What it leaves out, on purpose: this server stores nothing, so ``previous_response_id``,
 ``conversation``, ``background`` and stored ``prompt`` templates are refused with a sentence saying
 to send the whole conversation in ``input``; OpenAI's hosted tools (web search, file search,
-computer use...) have no counterpart on a local model and are refused by name; images and files
-are refused until the runners take them. The model's reasoning text (``reasoning_content``) is not
+computer use...) have no counterpart on a local model and are refused by name; a user message's
+``input_image`` parts go on as image_url parts (the runner says whether the model sees them),
+files and audio are refused. The model's reasoning text (``reasoning_content``) is not
 turned into reasoning items, so clients never replay it.
 """
 
@@ -165,8 +166,28 @@ def _message(item: dict[str, Any], where: str) -> dict[str, Any]:
     role = item.get("role")
     if role not in _ROLES:
         raise RequestError(f"`{where}.role` must be one of {', '.join(_ROLES)}.", f"{where}.role")
+    content = item.get("content")
+    images = role == "user" and isinstance(content, list) and any(
+        isinstance(p, dict) and p.get("type") == "input_image" for p in content)
     return {"role": "system" if role == "developer" else role,
-            "content": _text(item.get("content"), f"{where}.content")}
+            "content": _parts(list(content or ()), f"{where}.content") if images else
+            _text(content, f"{where}.content")}
+
+
+def _parts(content: list[Any], where: str) -> list[dict[str, Any]]:
+    """A user message with images: its text and image parts in order, as Chat's parts."""
+    out: list[dict[str, Any]] = []
+    for j, part in enumerate(content):
+        at = f"{where}[{j}]"
+        if isinstance(part, dict) and part.get("type") == "input_image":
+            url = part.get("image_url")
+            if not isinstance(url, str) or not url:
+                raise RequestError(f"`{at}.image_url` must be a data URL or a link (file_id "
+                                   "is not supported here).", f"{at}.image_url")
+            out.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            out.append({"type": "text", "text": _part_text(part, at)})
+    return out
 
 
 def _text(content: Any, where: str) -> str:
@@ -187,8 +208,9 @@ def _part_text(part: Any, where: str) -> str:
         raise RequestError(f"`{where}` must be a content part object.", where)
     kind = part.get("type")
     if kind in _MEDIA_PARTS:
-        raise RequestError(f"`{where}` is {kind!r}: this server takes text only for now; "
-                           "send the content as input_text.", where)
+        raise RequestError(f"`{where}` is {kind!r}: this server takes text here (and "
+                           "input_image in user messages); send the content as input_text.",
+                           where)
     field = "refusal" if kind == "refusal" else "text"
     if kind not in (*_TEXT_PARTS, "refusal"):
         raise RequestError(f"`{where}` has type {kind!r}; content parts must be input_text or "

@@ -227,9 +227,17 @@ def _ollama_show(manager: Manager) -> Handler:
             return _error(api_ollama, 404, f"model '{name}' not found")
         template = await asyncio.to_thread(_chat_template, str(entry.path))
         (model,) = _ollama_models(manager, [entry])
+        model["vision"] = await asyncio.to_thread(_sees, str(entry.path))
         return JSONResponse(api_ollama.show(model, template))
 
     return handle
+
+
+def _sees(path: str) -> bool:
+    """A vision projector lies beside the model: it loads with it (app/loading/prepare.py)."""
+    from app.library.scan import projector_beside
+
+    return projector_beside(path) is not None
 
 
 def _chat_template(path: str) -> str | None:

@@ -243,16 +243,30 @@ def test_a_tool_result_without_content_is_empty_and_no_user_message_follows() ->
 
 
 @pytest.mark.parametrize("block", [
-    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}},
     {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "x"}},
     {"type": "tool_result", "tool_use_id": "a", "content": [
         {"type": "image", "source": {"type": "url", "url": "https://example.org/a.png"}}]},
+    {"type": "image", "source": {"type": "file", "file_id": "f"}},
 ])
-def test_images_and_documents_are_refused_as_text_only(block: dict[str, Any]) -> None:
-    with pytest.raises(RequestError, match="text only") as caught:
+def test_documents_and_images_out_of_place_are_refused(block: dict[str, Any]) -> None:
+    with pytest.raises(RequestError) as caught:
         chat_request(_base(messages=[{"role": "user", "content": [block]}]))
     param = caught.value.param
     assert param is not None and param.startswith("messages[0].content[0]")
+
+
+def test_a_user_turn_s_images_become_image_url_parts_in_order() -> None:
+    """The runner decides whether the model sees them (a text model answers 400 with why)."""
+    body = _base(messages=[{"role": "user", "content": [
+        {"type": "text", "text": "Compare"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                     "data": "iVBORw0KGgo="}},
+        {"type": "image", "source": {"type": "url", "url": "https://example.org/b.jpg"}}]}])
+    (message,) = [m for m in chat_request(body)["messages"] if m["role"] == "user"]
+    assert message["content"] == [
+        {"type": "text", "text": "Compare"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        {"type": "image_url", "image_url": {"url": "https://example.org/b.jpg"}}]
 
 
 @pytest.mark.parametrize("messages, match", [
@@ -782,18 +796,18 @@ def test_sdk_tool_result_round_trip(client: anthropic.Anthropic, upstream: _Upst
         {"role": "user", "content": "Summarize, please."}]
 
 
-def test_sdk_sees_an_image_refused_as_a_bad_request(client: anthropic.Anthropic,
-                                                    upstream: _Upstream) -> None:
-    image: anthropic.types.ImageBlockParam = {
-        "type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                    "data": "iVBORw0KGgo="}}
+def test_sdk_sees_a_document_refused_as_a_bad_request(client: anthropic.Anthropic,
+                                                      upstream: _Upstream) -> None:
+    document: anthropic.types.DocumentBlockParam = {
+        "type": "document", "source": {"type": "text", "media_type": "text/plain",
+                                       "data": "notes"}}
     with pytest.raises(anthropic.BadRequestError) as caught:
         client.messages.create(model="claude-x", max_tokens=10,
-                               messages=[{"role": "user", "content": [image]}])
+                               messages=[{"role": "user", "content": [document]}])
     assert caught.value.status_code == 400
     body = caught.value.body
     assert isinstance(body, dict) and body["error"]["type"] == "invalid_request_error"
-    assert "text only" in body["error"]["message"]
+    assert "Send a document's content as text" in body["error"]["message"]
     assert upstream.seen == []
 
 

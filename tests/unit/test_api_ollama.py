@@ -224,7 +224,7 @@ def _msg(**fields: Any) -> dict[str, Any]:
     ({"model": "m", "messages": ["Hi"]}, "messages[0]"),
     (_msg(role="robot"), "messages[0].role"),
     (_msg(content=["Hi"]), "messages[0].content"),
-    (_msg(images=["aGk="]), "messages[0].images"),
+    (_msg(images=[3]), "messages[0].images"),
     (_msg(images="aGk="), "messages[0].images"),
     ({**_msg(), "tools": {"a": 1}}, "tools"),
     ({**_msg(), "tools": ["get_weather"]}, "tools[0]"),
@@ -274,10 +274,17 @@ def test_chat_request_refuses_a_body_that_is_not_an_object() -> None:
         api.chat_request(["m"])  # type: ignore[arg-type]
 
 
-def test_images_error_says_what_to_do() -> None:
-    with pytest.raises(RequestError, match="text only"):
-        api.chat_request(_msg(images=["aGk="]))
+def test_images_become_image_url_parts_before_the_text() -> None:
+    """Ollama's base64 (no prefix) as data URLs; the runner checks the bytes and says whether
+    the model sees images."""
+    (message,) = api.chat_request(_msg(images=["iVBORw0KGgo=", "/9j/4AAQ"]))["messages"]
+    assert message["content"] == [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/4AAQ"}},
+        {"type": "text", "text": "Hi"}]
     assert api.chat_request(_msg(images=[]))["messages"][0] == {"role": "user", "content": "Hi"}
+    _kind, generate = api.generate_request({"model": "m", "prompt": "x", "images": ["aGk="]})
+    assert generate["messages"][-1]["content"][0]["type"] == "image_url"
 
 
 # ---- keep_alive, num_ctx, load-only ------------------------------------------------------------
@@ -366,7 +373,7 @@ def test_generate_request_raw_becomes_completion() -> None:
     ({"model": "m", "prompt": "def f(", "suffix": "return x"}, "suffix"),
     ({"model": "m", "prompt": "x", "template": "{{ .Prompt }}"}, "template"),
     ({"model": "m", "prompt": "x", "context": [1, 2, 3]}, "context"),
-    ({"model": "m", "prompt": "x", "images": ["aGk="]}, "images"),
+    ({"model": "m", "prompt": "x", "raw": True, "images": ["aGk="]}, "images"),
     ({"model": "m", "prompt": ["x"]}, "prompt"),
     ({"model": "m", "prompt": "x", "system": 5}, "system"),
     ({"model": "m", "prompt": "x", "raw": "yes"}, "raw"),
@@ -861,10 +868,10 @@ def test_sdk_show(client: ollama.Client) -> None:
 
 def test_sdk_sees_request_errors(client: ollama.Client) -> None:
     with pytest.raises(ollama.ResponseError) as caught:
-        client.chat("qwen3-8b", messages=[{"role": "user", "content": "What is this?",
-                                           "images": [b"\x89PNG fake"]}])
+        client.generate("qwen3-8b", prompt="What is this?", raw=True,
+                        images=[b"\x89PNG fake"])
     assert caught.value.status_code == 400
-    assert "images" in caught.value.error and "text only" in caught.value.error
+    assert "images" in caught.value.error and "Leave out 'raw'" in caught.value.error
 
 
 def test_sdk_sees_a_failure_mid_stream(client: ollama.Client) -> None:

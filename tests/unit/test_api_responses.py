@@ -178,19 +178,28 @@ def test_reasoning_items_are_dropped() -> None:
     assert chat["messages"] == [{"role": "user", "content": "Hi"}]
 
 
-@pytest.mark.parametrize("part", [
-    {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "auto"},
-    {"type": "input_file", "file_id": "file_1"},
+@pytest.mark.parametrize("part, param", [
+    ({"type": "input_file", "file_id": "file_1"}, "input[0].content[1]"),
+    ({"type": "input_image", "file_id": "file_1"}, "input[0].content[1].image_url"),
 ])
-def test_media_parts_are_refused_as_text_only(part: dict[str, Any]) -> None:
-    with pytest.raises(api.RequestError, match="text only") as err:
+def test_files_are_refused(part: dict[str, Any], param: str) -> None:
+    with pytest.raises(api.RequestError) as err:
         api.chat_request({"model": "m", "input": [
             {"role": "user", "content": [{"type": "input_text", "text": "Look"}, part]}]})
-    assert err.value.param == "input[0].content[1]"
+    assert err.value.param == param
+
+
+def test_a_user_message_s_images_become_image_url_parts() -> None:
+    chat = api.chat_request({"model": "m", "input": [{"role": "user", "content": [
+        {"type": "input_text", "text": "Look"},
+        {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "auto"}]}]})
+    assert chat["messages"] == [{"role": "user", "content": [
+        {"type": "text", "text": "Look"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]
 
 
 def test_media_in_a_function_output_is_refused() -> None:
-    with pytest.raises(api.RequestError, match="text only"):
+    with pytest.raises(api.RequestError, match="input_image in user messages"):
         api.chat_request({"model": "m", "input": [
             {"type": "function_call_output", "call_id": "c1",
              "output": [{"type": "input_image", "image_url": "https://x/y.png"}]}]})
@@ -678,7 +687,7 @@ def test_sdk_sees_request_errors(client: openai.OpenAI, kwargs: dict[str, Any], 
     assert err.value.param == param and err.value.code == "invalid_request"
 
 
-def test_sdk_image_input_is_refused(client: openai.OpenAI) -> None:
-    with pytest.raises(openai.BadRequestError, match="text only"):
+def test_sdk_file_input_is_refused(client: openai.OpenAI) -> None:
+    with pytest.raises(openai.BadRequestError, match="input_file"):
         client.responses.create(model="qwen", input=[{"role": "user", "content": [
-            {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "auto"}]}])
+            {"type": "input_file", "file_id": "file_1"}]}])
