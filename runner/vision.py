@@ -118,7 +118,10 @@ class MediaPrompt:
             self.images.clear()
 
     def __del__(self) -> None:  # a request that never reached the scheduler
-        self.close()
+        try:
+            self.close()
+        except Exception:  # at interpreter exit the bindings may be gone: the OS frees it
+            pass
 
 
 def _mtmd() -> Any:
