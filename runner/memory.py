@@ -256,7 +256,9 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
         raise ProbeError(f"{settings.model}: no such file.")
     started = time.monotonic()
     sizes = model_tensor_sizes(settings.model)
-    projector = _projector_bytes(settings.mmproj) if settings.mmproj else None
+    if settings.mmproj:
+        _projector_bytes(settings.mmproj)  # a file that is no projector: said before any load
+    projector: dict[str, Any] | None = None
     llamalog.install()
     runtime.llama()  # the runtime's backends first: a GGML_BACKEND_DL build has none yet
     llama_cpp.llama_backend_init()
@@ -292,9 +294,12 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
                                  f"{cp.n_ctx} tokens: {llamalog.last_error(lines) or 'no reason given'}")
             n_ctx = llama_cpp.llama_n_ctx(ctx)
             llama_cpp.llama_free(ctx)
+            if settings.mmproj:
+                projector = _measure_projector(settings, model)
         finally:
             llama_cpp.llama_model_free(model)
-    result = summarize(list(lines), sizes, n_layer, options.n_cpu_moe)
+    result = summarize([ln for ln in lines if not ln.startswith(_CLIP_LINES)], sizes, n_layer,
+                       options.n_cpu_moe)
     result.update({
         "model": settings.model,
         "n_ctx": n_ctx,
@@ -305,10 +310,43 @@ def probe(settings: LoadSettings, options: ProbeOptions | None = None) -> dict[s
         "elapsed_s": round(time.monotonic() - started, 3),
     })
     if projector is not None:
-        # Not allocated by a dry run (libmtmd has none): its file is checked and its weights
-        # reported, for the plan's projector line to be compared with.
-        result["projector"] = {"path": settings.mmproj, "weights": projector}
+        result["projector"] = projector
     return result
+
+
+# What libmtmd's loader logs (its own lines: not the model's buffers).
+_CLIP_LINES = ("clip_", "load_hparams", "alloc_compute_meta", "reserve_compute_meta",
+               "warmup", "mtmd_")
+_CLIP_MODEL = re.compile(r"model size:\s+" + _MIB_RE)
+_CLIP_COMPUTE = re.compile(r"^\S+:\s+(?P<buf>\S+) compute buffer size =\s+" + _MIB_RE)
+
+
+def _measure_projector(settings: LoadSettings, model: Any) -> dict[str, Any]:
+    """Load the projector for real, as the runner will (libmtmd has no dry run; its warm-up
+    sizes the encoder's buffers), and read what it allocated from its log: the plan's
+    projector line is checked against this. Out of memory fails the dry run, as it should."""
+    from runner import llamalog
+    from runner.settings import FLASH_ATTN
+    from runner.vision import Vision
+
+    with llamalog.capture() as lines:
+        try:
+            vision = Vision.load(settings.mmproj or "", model, settings.threads,
+                                 settings.n_gpu_layers != 0, settings.ubatch_size,
+                                 FLASH_ATTN[settings.flash_attn])
+        except ValueError as exc:
+            raise ProbeError(f"{exc} {llamalog.last_error(lines) or ''}".strip()) from None
+        vision.close()
+    weights = compute = 0
+    devices: set[str] = set()
+    for line in lines:
+        if m := _CLIP_MODEL.search(line):
+            weights += _mib(m["mib"])
+        elif m := _CLIP_COMPUTE.match(line.strip()):
+            compute += _mib(m["mib"])
+            devices.add(device_of_buffer(m["buf"]))
+    return {"path": settings.mmproj, "weights": weights, "compute": compute,
+            "devices": sorted(devices)}
 
 
 def _projector_bytes(path: str) -> int:

@@ -26,6 +26,7 @@ class ProjectorInfo:
     n_head: int
     projection_dim: int  # the width it hands the model: the model's n_embd (0: not stated)
     max_pixels: int = 0  # families that take any size (Qwen-VL) state a pixel budget instead
+    measured_compute: int = 0  # the encoder's buffer as a dry run allocated it (0: not yet)
 
     @property
     def preferred_side(self) -> int:
@@ -42,6 +43,8 @@ class ProjectorInfo:
         """The encoder's compute buffer, an estimate made to err high: a few live activations of
         every patch at its widest, and without flash attention the attention scores of every
         head (Gemma 3's 896-pixel images: about 1.1 GiB, as clip's own log line reports)."""
+        if self.measured_compute:
+            return self.measured_compute
         n = self.n_patches
         act = 4 * n * max(4 * self.n_embd, self.n_ff) * 3
         scores = 0 if flash_attn else 4 * n * n * max(1, self.n_head)

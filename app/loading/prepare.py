@@ -20,7 +20,7 @@ from app.gguf.projector import read_projector
 from app.hardware.merge import merge_runner_info
 from app.jobs import CancelToken
 from app.library.scan import projector_beside
-from app.loading.confirm import confirm, corrections_params
+from app.loading.confirm import SLACK_BYTES, TOLERANCE, confirm, corrections_params
 from app.loading.workers import WorkerCheck, check_workers
 from app.planner.corrections import CorrectionStore, model_key
 from app.planner.memory import Correction
@@ -172,11 +172,12 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
     token.check()
     now = CpuNow(busy)
     memory = cpu.memory if cpu is not None else None
+    planned: ModelInfo = model  # what is planned: the dry run may measure the projector
 
     def replan(extra: Mapping[str, Correction]) -> LaunchPlan:
         nonlocal now, memory
         token.check()
-        result = plan(model, hardware, wishes, combine(stored, extra), workers=lent, cpu=now)
+        result = plan(planned, hardware, wishes, combine(stored, extra), workers=lent, cpu=now)
         if memory is not None:
             # Looked up once, after the first plan: the shape includes the layers left on the
             # CPU, known once planned (the dry run's replans keep what was found).
@@ -184,7 +185,7 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
             memory = None
             if remembered is not None:
                 now = CpuNow(busy, remembered)
-                result = plan(model, hardware, wishes, combine(stored, extra), workers=lent,
+                result = plan(planned, hardware, wishes, combine(stored, extra), workers=lent,
                               cpu=now)
         return result.explained(*notes)
 
@@ -194,7 +195,12 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
             token.check()
             return probe(args, build.program, token=token)
 
-        result = confirm(replan, result, dry_run).plan
+        confirmation = confirm(replan, result, dry_run)
+        result = confirmation.plan
+        measured = measured_projector(planned, confirmation.probe)
+        if measured is not None:  # the plan counted the encoder wrong: count what it took
+            planned, why = measured
+            result = replan(confirmation.corrections).explained(confirmation.note, why)
     return Prepared(result, hardware, cached is None, stored, build)
 
 
@@ -211,3 +217,20 @@ def attach_projector(model: ModelInfo, path: Path | None) -> tuple[ModelInfo, Re
         return model, Reason("projector_other_model", {
             "file": path.name, "width": info.projection_dim, "n_embd": model.n_embd})
     return replace(model, projector=info), None
+
+
+def measured_projector(model: ModelInfo, probe: Mapping[str, Any] | None
+                       ) -> tuple[ModelInfo, Reason] | None:
+    """``model`` with its projector's encoder buffer as the dry run measured it, and the reason
+    that says so, where the measurement differs from the estimate beyond the dry run's
+    tolerance; None where it agrees (or there is no projector or measurement)."""
+    p = model.projector
+    found = (probe or {}).get("projector")
+    compute = found.get("compute") if isinstance(found, dict) else None
+    if p is None or not isinstance(compute, int) or compute <= 0:
+        return None
+    estimate = p.compute_bytes(False)
+    if abs(compute - estimate) <= max(SLACK_BYTES, TOLERANCE * estimate):
+        return None
+    return (replace(model, projector=replace(p, measured_compute=compute)),
+            Reason("projector_measured", {"compute": compute, "estimate": estimate}))

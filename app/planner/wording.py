@@ -352,6 +352,10 @@ _WORDING: dict[str, Callable[[Params], str]] = {
                                   n_cpu_moe=p["n_cpu_moe"]),
     # the other settings
     "projector": _projector,
+    "projector_measured": lambda p: T_("The dry run loaded the vision projector: its encoder "
+                                       "takes {size} of working memory (estimated {estimate}), "
+                                       "and the plan counts that.", size=size(p["compute"]),
+                                       estimate=size(p["estimate"])),
     "projector_unreadable": lambda p: T_("{file} lies beside the model but is not loaded: "
                                          "{error}", file=p["file"], error=p["error"]),
     "projector_other_model": lambda p: T_("{file} lies beside the model but is made for a model "

@@ -1732,6 +1732,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Die Experten-Tensoren der ersten {n_cpu_moe} Schichten bleiben im System-RAM, bevor eine ganze Schicht die GPU verlässt.</translation>
     </message>
     <message>
+        <source>The dry run loaded the vision projector: its encoder takes {size} of working memory (estimated {estimate}), and the plan counts that.</source>
+        <translation>Der Probelauf hat den Bild-Projektor geladen: Sein Encoder braucht {size} Arbeitsspeicher (geschätzt {estimate}), und der Plan rechnet damit.</translation>
+    </message>
+    <message>
         <source>{file} lies beside the model but is not loaded: {error}</source>
         <translation>{file} liegt neben dem Modell, wird aber nicht geladen: {error}</translation>
     </message>

@@ -165,14 +165,22 @@ def test_app_probes_with_the_runner_it_will_serve_with(tmp_path: Path,
     assert marker.read_text().split()[:1] == ["probe"]
 
 
-def test_the_dry_run_checks_a_vision_projector_and_reports_its_weights() -> None:
+def test_the_dry_run_loads_a_vision_projector_and_measures_it() -> None:
+    """libmtmd has no dry run: the projector is loaded for real, and what its encoder
+    allocated is read from its log, apart from the model's own buffers."""
     from tests.fixtures.vision import vision_pair
 
     model, projector = vision_pair()
-    rc, out, err = run_probe("--model", str(model), "--ctx-size", "256", "--mmproj",
-                             str(projector))
+    args = ("--model", str(model), "--ctx-size", "256", "--n-gpu-layers", "0")
+    rc, alone, err = run_probe(*args)
     assert rc == 0, err
-    assert out["projector"]["weights"] == sum(t.nbytes for t in _header(projector).tensors)
+    rc, out, err = run_probe(*args, "--mmproj", str(projector))
+    assert rc == 0, err
+    measured = out["projector"]
+    tensors = sum(t.nbytes for t in _header(projector).tensors)
+    assert abs(measured["weights"] - tensors) <= 2**20 and measured["compute"] > 0
+    assert measured["devices"] == ["CPU"]
+    assert out["devices"] == alone["devices"]  # the model's buffers, without the encoder's
     rc, out, err = run_probe("--model", str(model), "--ctx-size", "256", "--mmproj", str(model))
     assert rc != 0 and "is not a vision projector" in (err + json.dumps(out))
 

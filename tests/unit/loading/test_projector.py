@@ -96,3 +96,32 @@ def test_without_flash_attention_the_encoder_needs_its_attention_scores() -> Non
     # Gemma 3's encoder reports about 1.1 GiB of compute buffer without flash attention.
     assert 1 * GiB < p.compute_bytes(False) < 2 * GiB
     assert p.compute_bytes(True) < p.compute_bytes(False) // 3
+
+
+def test_the_dry_run_s_measured_encoder_replaces_the_estimate(pair: tuple[Path, Path]) -> None:
+    """The plan counts what the dry run's real projector load allocated, and says so; a
+    measurement within the tolerance changes nothing."""
+    from app.loading.prepare import measured_projector, prepare_load
+    from tests.unit.loading.test_prepare import CPU_BUILD
+
+    model, _projector = pair
+    asked: list[list[str]] = []
+
+    def probe(args: list[str], *_a: object, **_k: object) -> dict[str, object]:
+        asked.append(args)
+        return {"devices": [], "projector": {"compute": 300 * 2**20, "weights": 1}}
+
+    prepared = prepare_load(str(model), cached=load_report("cpu_only_16gb"),
+                            detect=lambda: None, wishes=Wishes(), store=None, build=CPU_BUILD,
+                            probe=probe)
+    assert "--mmproj" in asked[0]
+    cpu = prepared.plan.devices[-1].usage
+    assert cpu.projector >= 300 * 2**20
+    reason = next(r for r in prepared.plan.reasons if r.code == "projector_measured")
+    assert reason.params["compute"] == 300 * 2**20
+    assert any("dry run loaded the vision projector" in t for t in prepared.plan.reason_texts())
+    info = prepared.plan.model
+    assert info.projector is not None
+    close = {"projector": {"compute": info.projector.compute_bytes(False)}}
+    assert measured_projector(info, close) is None
+    assert measured_projector(info, {}) is None
