@@ -234,10 +234,10 @@ def _ollama_show(manager: Manager) -> Handler:
 
 
 def _sees(path: str) -> bool:
-    """A vision projector lies beside the model: it loads with it (app/loading/prepare.py)."""
-    from app.library.scan import projector_beside
+    """A vision projector loads with the model: one chosen for it, or one beside it."""
+    from app.library.projectors import ProjectorChoices
 
-    return projector_beside(path) is not None
+    return ProjectorChoices().for_model(path) is not None
 
 
 def _chat_template(path: str) -> str | None:

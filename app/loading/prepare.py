@@ -19,7 +19,7 @@ from app.gguf import GGUFError, ModelInfo, read_model
 from app.gguf.projector import read_projector
 from app.hardware.merge import merge_runner_info
 from app.jobs import CancelToken
-from app.library.scan import projector_beside
+from app.library.projectors import ProjectorChoices
 from app.loading.confirm import SLACK_BYTES, TOLERANCE, confirm, corrections_params
 from app.loading.workers import WorkerCheck, check_workers
 from app.planner.corrections import CorrectionStore, model_key
@@ -144,7 +144,7 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
     projector_note = None
     if model is None:
         model, projector_note = attach_projector(read_model(model_path),
-                                                 projector_beside(model_path))
+                                                 ProjectorChoices().for_model(model_path))
     token.check()
     hardware = for_build(detect() if cached is None else with_fresh_memory(cached), build)
     token.check()

@@ -61,9 +61,13 @@ def _verdict(entry: LibraryEntry, hw: HardwareReport | None,
             log.warning("could not read the saved settings of %s", path, exc_info=True)
     try:
         # With the projector that loads beside it: the verdict is the load's own plan.
+        from app.library.projectors import ProjectorChoices
         from app.loading.prepare import attach_projector
 
-        model, _why = attach_projector(read_model(entry.found.path), entry.found.mmproj)
+        chosen = ProjectorChoices().chosen(entry.found.path)
+        model, _why = attach_projector(read_model(entry.found.path),
+                                       chosen if chosen is not None and chosen.is_file()
+                                       else entry.found.mmproj)
         return verdict_for(model, hw,
                            Wishes(pins=pins) if pins is not None else None, from_header=False)
     except (GGUFError, PlannerError, OSError) as exc:

@@ -157,7 +157,8 @@ class MainWindow(QMainWindow):
             open_file=self.open_file, settings=self.settings_requested.emit, quit=self._quit,
             choose_model=self.focus_picker, load=self.load_selected, unload=self.unload,
             offload=self.bar.offload, new_chat=self.new_conversation, search=self._focus_search,
-            stop=self.chat_panel.escape, about=self._about, shortcuts=self.show_shortcuts))
+            stop=self.chat_panel.escape, about=self._about, shortcuts=self.show_shortcuts,
+            projector=self.choose_projector))
         self.menu.search.setEnabled(self.sidebar is not None)
         self.bar.updated.connect(self._mirror_menu)
         self.chat_panel.updated.connect(
@@ -346,6 +347,18 @@ class MainWindow(QMainWindow):
                                   "conversations stay here."))
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()  # not exec(): the window goes on answering the runner meanwhile
+
+    def choose_projector(self) -> None:
+        """Model → Vision projector…: for the model chosen in the list."""
+        path = self.bar.picker.selected_model()
+        if not path:
+            self.statusBar().showMessage(tr("Choose a model in the list first."), 5000)
+            return
+        from app.ui.projector_choice import choose_projector
+
+        said = choose_projector(self, path)
+        if said:
+            self.statusBar().showMessage(said, 10000)
 
     def show_shortcuts(self) -> None:
         """Help → Keyboard shortcuts (F1): every key the window answers, read off its actions

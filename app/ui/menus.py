@@ -40,6 +40,7 @@ class MenuCallbacks:
     stop: Callback
     about: Callback
     shortcuts: Callback = lambda: None  # Help → Keyboard shortcuts
+    projector: Callback = lambda: None  # Model → Vision projector…
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class MenuActions:
     stop: QAction
     about: QAction
     shortcuts: QAction
+    projector: QAction
 
 
 def keys(first: str, standard: QKeySequence.StandardKey | None = None) -> list[QKeySequence]:
@@ -114,6 +116,9 @@ def build_menus(bar: QMenuBar, parent: QWidget, on: MenuCallbacks) -> MenuAction
     model.addSeparator()
     offload = action(model, tr("Offload settings…"), on.offload, keys("Ctrl+Shift+O"),
                      tr("GPU layers, context, batch, threads and KV cache for the chosen model"))
+    projector = action(model, tr("Vision projector…"), on.projector, None,
+                       tr("Choose the mmproj file the chosen model loads with, to see images "
+                          "(one beside the model loads by itself)"))
 
     chat = bar.addMenu(tr("&Chat"))
     new_chat = action(chat, tr("New chat"), on.new_chat,
@@ -132,4 +137,4 @@ def build_menus(bar: QMenuBar, parent: QWidget, on: MenuCallbacks) -> MenuAction
     help_.addSeparator()
     about = action(help_, tr("About Hearth"), on.about, None, "", Role.AboutRole)
     return MenuActions(open_file, settings, quit_, choose, load, unload, offload, new_chat,
-                       search, stop, about, shortcuts)
+                       search, stop, about, shortcuts, projector)

@@ -3286,6 +3286,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Führt offene Sprachmodelle auf diesem Computer aus. Es plant, wie jedes Modell auf Ihre Hardware passt, und sagt, warum; Ihre Unterhaltungen bleiben hier.</translation>
     </message>
     <message>
+        <source>Choose a model in the list first.</source>
+        <translation>Wählen Sie zuerst ein Modell in der Liste.</translation>
+    </message>
+    <message>
         <source>Send the message</source>
         <translation>Nachricht senden</translation>
     </message>
@@ -3432,6 +3436,14 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     <message>
         <source>GPU layers, context, batch, threads and KV cache for the chosen model</source>
         <translation>GPU-Schichten, Kontext, Batch, Threads und KV-Cache für das gewählte Modell</translation>
+    </message>
+    <message>
+        <source>Vision projector…</source>
+        <translation>Bild-Projektor…</translation>
+    </message>
+    <message>
+        <source>Choose the mmproj file the chosen model loads with, to see images (one beside the model loads by itself)</source>
+        <translation>Die mmproj-Datei wählen, mit der das gewählte Modell geladen wird, damit es Bilder sieht (eine neben dem Modell wird von selbst geladen)</translation>
     </message>
     <message>
         <source>&amp;Chat</source>
@@ -5294,6 +5306,18 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     <message>
         <source>The embedding model {name} did not get ready.</source>
         <translation>Das Embedding-Modell {name} wurde nicht bereit.</translation>
+    </message>
+    <message>
+        <source>Vision projector for {name}</source>
+        <translation>Bild-Projektor für {name}</translation>
+    </message>
+    <message>
+        <source>Vision projectors (*.gguf)</source>
+        <translation>Bild-Projektoren (*.gguf)</translation>
+    </message>
+    <message>
+        <source>{projector} loads with {model} from its next load: the model can see images.</source>
+        <translation>{projector} wird ab dem nächsten Laden mit {model} geladen: Das Modell kann Bilder sehen.</translation>
     </message>
 </context>
 <context>

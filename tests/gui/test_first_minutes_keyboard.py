@@ -95,7 +95,7 @@ def test_tab_leaves_the_message_box_and_goes_round_every_control_both_ways(
 EXPECTED_MENUS = {
     "File": {"Open GGUF file…": "Ctrl+O", "Settings…": "Ctrl+,", "Quit": "Ctrl+Q"},
     "Model": {"Choose model…": "Ctrl+L", "Load": "F5", "Unload": "Shift+F5",
-              "Offload settings…": "Ctrl+Shift+O"},
+              "Offload settings…": "Ctrl+Shift+O", "Vision projector…": ""},
     "Chat": {"New chat": "Ctrl+N", "Search conversations": "Ctrl+K", "Stop reply": "Esc"},
     "Help": {"Keyboard shortcuts": "F1", "About Hearth": ""},
 }
