@@ -42,7 +42,8 @@ class ProjectorInfo:
     def compute_bytes(self, flash_attn: bool) -> int:
         """The encoder's compute buffer, an estimate made to err high: a few live activations of
         every patch at its widest, and without flash attention the attention scores of every
-        head (Gemma 3's 896-pixel images: about 1.1 GiB, as clip's own log line reports)."""
+        head (Gemma 3's 896-pixel images: between 1 and 2 GiB). The dry run loads the projector
+        and measures the real buffer (app/loading/prepare.py ``measured_projector``)."""
         if self.measured_compute:
             return self.measured_compute
         n = self.n_patches
