@@ -8,7 +8,6 @@ and read the logits. Two different images must leave the model seeing different 
 from __future__ import annotations
 
 import ctypes
-import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,14 +34,12 @@ class Pair:
     ctx: int
     mctx: int
     n_vocab: int
-    load_s: float
 
 
 @pytest.fixture(scope="module")
 def pair() -> Iterator[Pair]:
     text_path, mmproj_path = vision_pair()
     llama_cpp.llama_backend_init()
-    started = time.perf_counter()
     mparams = llama_cpp.llama_model_default_params()
     model = llama_cpp.llama_model_load_from_file(str(text_path).encode(), mparams)
     assert model, f"llama.cpp could not load {text_path}"
@@ -59,10 +56,9 @@ def pair() -> Iterator[Pair]:
     params.print_timings = False
     mctx = mtmd.mtmd_init_from_file(str(mmproj_path).encode(), model, params)
     assert mctx, f"libmtmd could not load {mmproj_path}"
-    load_s = time.perf_counter() - started
     n_vocab = llama_cpp.llama_vocab_n_tokens(llama_cpp.llama_model_get_vocab(model))
     try:
-        yield Pair(model, ctx, mctx, n_vocab, load_s)
+        yield Pair(model, ctx, mctx, n_vocab)
     finally:
         mtmd.mtmd_free(mctx)
         llama_cpp.llama_free(ctx)
@@ -124,11 +120,9 @@ def test_png_bytes_is_a_valid_png() -> None:
 
 
 def test_pair_loads_and_image_changes_the_logits(pair: Pair) -> None:
-    assert pair.load_s < 5, f"loading the pair took {pair.load_s:.2f}s"
     assert mtmd.mtmd_support_vision(pair.mctx)
     assert not mtmd.mtmd_decode_use_mrope(pair.mctx)
 
-    started = time.perf_counter()
     chunks = tokenize(pair, png_bytes(48, 40, 1))
     try:
         summary = chunk_summary(chunks)
@@ -151,8 +145,6 @@ def test_pair_loads_and_image_changes_the_logits(pair: Pair) -> None:
         assert n_past == mtmd.mtmd_helper_get_n_pos(chunks) == sum(n for _, n in summary)
     finally:
         mtmd.mtmd_input_chunks_free(chunks)
-    encode_s = time.perf_counter() - started
-    assert encode_s < 5, f"tokenizing and evaluating one image took {encode_s:.2f}s"
     assert np.isfinite(first).all()
 
     chunks = tokenize(pair, png_bytes(48, 40, (250, 20, 20)))
