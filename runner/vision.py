@@ -143,7 +143,6 @@ class Vision:
         # Gemma 3's images attend both ways: all of one image must fit one micro-batch.
         self.non_causal = bool(m.mtmd_decode_use_non_causal(ctx, None))
         self.n_ubatch = n_ubatch
-        self.mrope = bool(m.mtmd_decode_use_mrope(ctx))
 
     @classmethod
     def load(cls, path: str, model: Any, threads: int, use_gpu: bool, n_ubatch: int,

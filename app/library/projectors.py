@@ -26,10 +26,19 @@ def default_path() -> Path:
 
 
 class ProjectorChoices:
+    """The choices, read once per object (make one per job: a library of a hundred models asks
+    a hundred times)."""
+
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or default_path()
+        self._data: dict[str, str] | None = None
 
     def _read(self) -> dict[str, str]:
+        if self._data is None:
+            self._data = self._load()
+        return self._data
+
+    def _load(self) -> dict[str, str]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -49,17 +58,19 @@ class ProjectorChoices:
     def choose(self, model: str | os.PathLike[str], projector: str | os.PathLike[str] | None
                ) -> None:
         """Load ``projector`` with ``model`` from its next load (None: the one beside it)."""
-        data = self._read()
+        data = dict(self._load())  # as it is on disk now
         if projector is None:
             data.pop(os.fspath(model), None)
         else:
             data[os.fspath(model)] = os.fspath(projector)
         write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+        self._data = data
+
+    def chosen_file(self, model: str | os.PathLike[str]) -> Path | None:
+        """The projector chosen for ``model`` while its file is there."""
+        chosen = self.chosen(model)
+        return chosen if chosen is not None and chosen.is_file() else None
 
     def for_model(self, model: str | os.PathLike[str]) -> Path | None:
-        """The projector that loads with ``model``: the chosen one (while its file is there),
-        else the one beside it."""
-        chosen = self.chosen(model)
-        if chosen is not None and chosen.is_file():
-            return chosen
-        return projector_beside(model)
+        """The projector that loads with ``model``: the chosen one, else the one beside it."""
+        return self.chosen_file(model) or projector_beside(model)

@@ -175,9 +175,10 @@ def _counter(endpoint: ChatEndpoint) -> Count:
     return count
 
 
-def _files(paths: list[str]) -> list[tuple[str, bool]]:
+def _files(paths: list[str], folders: list[str] | None = None) -> list[tuple[str, bool]]:
     """The files to read: each file, and each readable file of each folder (in a folder's
-    order, hidden ones left out), with whether it came from a folder."""
+    order, hidden ones left out), with whether it came from a folder. ``folders`` gets every
+    folder walked (a watch sees its own entries only)."""
     from app.documents.extract import DocumentError
     from app.documents.kinds import readable
 
@@ -189,6 +190,8 @@ def _files(paths: list[str]) -> list[tuple[str, bool]]:
         found = []
         for folder, dirs, names in os.walk(path):
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            if folders is not None:
+                folders.append(folder)
             found += [os.path.join(folder, n) for n in sorted(names)
                       if not n.startswith(".") and readable(n)]
             if len(found) > MAX_FOLDER_FILES:
@@ -213,15 +216,13 @@ def _refresh(paths: list[str], index: PassageIndex, token: CancelToken,
     from app.documents.extract import DocumentError, extract
 
     read = 0
-    watch = [p for p in paths if os.path.exists(p)]
-    for path in paths:
-        if os.path.isdir(path):
-            watch += [os.path.join(folder, d) for folder, dirs, _ in os.walk(path)
-                      for d in dirs if not d.startswith(".")][:MAX_FOLDER_FILES]
+    present = [p for p in paths if os.path.exists(p)]
+    folders: list[str] = []
     try:
-        files = _files([p for p in paths if os.path.exists(p)])
+        files = _files(present, folders)
     except DocumentError:
         files = []  # a folder grown past the limit: a question says so
+    watch = list(dict.fromkeys([*present, *folders]))
     ids: list[int] = []
     for path, _in_folder in files:
         token.check()

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
@@ -41,6 +42,9 @@ from app.planner.types import Pins, PlannerError, Wishes
 from app.services.protocols import LocalRow
 from app.services.tasks import TaskRunner
 
+if TYPE_CHECKING:
+    from app.library.projectors import ProjectorChoices
+
 log = logging.getLogger(__name__)
 
 # The pins saved for a model on a machine (TuningService.saved_pins): called on the job's
@@ -49,7 +53,8 @@ PinsLookup = Callable[[str, HardwareReport], Pins | None]
 
 
 def _verdict(entry: LibraryEntry, hw: HardwareReport | None,
-             pins_for: PinsLookup | None = None) -> Verdict | None:
+             pins_for: PinsLookup | None = None,
+             projectors: ProjectorChoices | None = None) -> Verdict | None:
     if hw is None or entry.error:
         return None
     path = str(entry.found.path)
@@ -60,19 +65,24 @@ def _verdict(entry: LibraryEntry, hw: HardwareReport | None,
         except Exception:  # unreadable saved settings: the automatic plan, as the loader does
             log.warning("could not read the saved settings of %s", path, exc_info=True)
     try:
-        # With the projector that loads beside it: the verdict is the load's own plan.
-        from app.library.projectors import ProjectorChoices
+        # With the projector that loads with it: the verdict is the load's own plan.
         from app.loading.prepare import attach_projector
 
-        chosen = ProjectorChoices().chosen(entry.found.path)
+        chosen = projectors.chosen_file(path) if projectors is not None else None
         model, _why = attach_projector(read_model(entry.found.path),
-                                       chosen if chosen is not None and chosen.is_file()
-                                       else entry.found.mmproj)
+                                       chosen or entry.found.mmproj)
         return verdict_for(model, hw,
                            Wishes(pins=pins) if pins is not None else None, from_header=False)
     except (GGUFError, PlannerError, OSError) as exc:
         log.info("no verdict for %s: %s", entry.found.path, exc)
         return None
+
+
+def _projector_choices() -> ProjectorChoices:
+    # Imported by the job, not on the way to the window's first frame.
+    from app.library.projectors import ProjectorChoices
+
+    return ProjectorChoices()
 
 
 def _row(entry: LibraryEntry, verdict: Verdict | None) -> LocalRow:
@@ -135,10 +145,11 @@ class LocalModelsService(QObject):
 
         def work(token: CancelToken) -> list[tuple[LibraryEntry, Verdict | None]]:
             out = []
+            projectors = _projector_choices()
             for found in scan(sources, token):
                 token.check()
                 entry = describe(found, cache)
-                out.append((entry, _verdict(entry, hw, pins_for)))
+                out.append((entry, _verdict(entry, hw, pins_for, projectors)))
             cache.save()  # the next start reads no header that has not changed
             return out
 
@@ -154,11 +165,13 @@ class LocalModelsService(QObject):
 
         def work(token: CancelToken) -> list[tuple[LibraryEntry, Verdict | None]]:
             out = []
+            projectors = _projector_choices()
             for entry in entries:
                 token.check()
                 path = str(entry.found.path)
                 again = only is None or path in only or path not in kept
-                out.append((entry, _verdict(entry, hw, pins_for) if again else kept[path]))
+                out.append((entry, _verdict(entry, hw, pins_for, projectors) if again
+                            else kept[path]))
             return out
 
         self._start(work, "library verdicts")

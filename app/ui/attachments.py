@@ -79,8 +79,7 @@ class Attachments(QWidget):
             self.paths.append(path)
         room = MAX_IMAGES - len(self.images)
         if len(pictures) > room:
-            self.refused.emit(tr("At most {count} images go with one message.").format(
-                count=MAX_IMAGES))
+            self._too_many_images()
         if pictures[:room]:
             self.images_wanted.emit(pictures[:room])
         self._show()
@@ -93,6 +92,10 @@ class Attachments(QWidget):
                 self.images.append((ref, thumb))
                 have.add(ref["sha256"])
         self._show()
+
+    def _too_many_images(self) -> None:
+        self.refused.emit(tr("At most {count} images go with one message.").format(
+            count=MAX_IMAGES))
 
     def image_refs(self) -> list[dict[str, Any]]:
         return [ref for ref, _ in self.images]
@@ -130,8 +133,7 @@ class Attachments(QWidget):
             image = QImage(data.imageData())
             if not image.isNull():
                 if len(self.images) >= MAX_IMAGES:
-                    self.refused.emit(tr("At most {count} images go with one message.").format(
-                        count=MAX_IMAGES))
+                    self._too_many_images()
                 else:
                     self.image_pasted.emit(image)
                 return True

@@ -12,7 +12,6 @@ read the disk again.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
 
 from PySide6.QtCore import QObject, QRect, QRectF, QSizeF, Qt
 from PySide6.QtGui import QImage, QPainter, QPyTextObject, QTextDocument, QTextFormat
@@ -48,8 +47,8 @@ class StoreImages(QPyTextObject):
         if self.store is None or not name.startswith(SCHEME):
             return None
         sha, _, fmt = name[len(SCHEME):].partition(".")
-        data = self.store.read({"sha256": sha, "format": fmt})  # None: not a store reference
-        image = QImage.fromData(data) if data else QImage()
+        path = self.store.path({"sha256": sha, "format": fmt})  # None: not a store reference
+        image = QImage(str(path)) if path is not None else QImage()
         if image.isNull():
             return None
         scale = 2.0  # sharp on a HiDPI screen
@@ -61,9 +60,3 @@ class StoreImages(QPyTextObject):
             self._thumbs.popitem(last=False)
         return thumb
 
-    def path_of(self, name: str) -> Any:
-        """The stored file of an ``<img>`` source (None: not one of the store's)."""
-        if self.store is None or not name.startswith(SCHEME):
-            return None
-        sha, _, fmt = name[len(SCHEME):].partition(".")
-        return self.store.path({"sha256": sha, "format": fmt})
