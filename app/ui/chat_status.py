@@ -10,11 +10,11 @@ turns were left out, the danger) tone, with an icon.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from app.chat.stats import ContextMeter, Level, ReplyStats, status_text, trimmed_text
 from app.ui.lang import format_number, tr, ui_text
-from app.ui.style.components import ICON_SIZE, set_tone
+from app.ui.style.components import ICON_SIZE, ProgressBar, set_tone
 from app.ui.style.icons import pixmap
 from app.ui.style.tokens import SPACING
 
@@ -34,7 +34,7 @@ class ChatStatus(QWidget):
         super().__init__(parent)
         self.speed = _caption()
         self.speed.setAccessibleName(tr("Reply speed"))
-        self.meter = QProgressBar()
+        self.meter = ProgressBar()
         self.meter.setRange(0, 1000)
         self.meter.setTextVisible(False)
         self.meter.setFixedWidth(96)

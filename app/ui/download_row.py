@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListView,
-    QProgressBar,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QVBoxLayout,
@@ -36,7 +35,7 @@ from app.services.protocols import DownloadRow
 from app.ui.download_list import PROGRESS_STEPS, Role
 from app.ui.lang import tr, ui_text
 from app.ui.model_index import Index, plain
-from app.ui.style.components import ICON_SIZE, icon_button, set_tone
+from app.ui.style.components import ICON_SIZE, ProgressBar, icon_button, set_tone
 from app.ui.style.icons import pixmap
 from app.ui.style.tokens import SPACING
 
@@ -83,7 +82,7 @@ class DownloadRowWidget(QFrame):
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.PlainText)
         self.title.setProperty("type", "subheading")
-        self.bar = QProgressBar()
+        self.bar = ProgressBar()
         self.bar.setTextVisible(False)
         self.status = QLabel()
         self.status.setTextFormat(Qt.TextFormat.PlainText)

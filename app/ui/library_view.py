@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
     QSizePolicy,
     QStackedWidget,
@@ -51,6 +50,7 @@ from app.ui.lang import tr, ui_text
 from app.ui.style.components import (
     Banner,
     EmptyState,
+    ProgressBar,
     chip,
     heading,
     icon_button,
@@ -346,7 +346,7 @@ class LibraryView(QWidget):
         titles.setSpacing(SPACING.xxs)
         titles.addWidget(title)
         titles.addWidget(self.summary)
-        self.busy = QProgressBar()
+        self.busy = ProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setMaximumWidth(96)
         self.busy.setTextVisible(False)

@@ -206,8 +206,22 @@ class MainWindow(QMainWindow):
     def _lay_out(self, model_tabs: Sequence[tuple[QWidget, str]],
                  hardware_panel: QWidget | None) -> None:
         self.settings_btn.toggled.connect(self._toggle_chat_settings)
+        # The containers first, in the window, and each page's tree added to its place once:
+        # moving a built tree into a new parent walks all of it (fonts, palettes, the
+        # stylesheet), and building it bottom-up moved the chat's tree three times more
+        # (about 90 of start-up's milliseconds, tests/bench/ui.py's cold start).
+        # The pages, or the first-run page in front of them until the user is done with it.
+        self.pages = QStackedWidget()
+        self.setCentralWidget(self.pages)
+        # The pages behind a slim rail; the model strip over every page, so the model in use
+        # and its state stay in sight wherever the person is. ``tabs`` keeps QTabWidget's
+        # page-switching methods for the code that switched tabs.
+        self.tabs = NavPages()
+        self.pages.addWidget(self.tabs)
+        self.tabs.set_header(self.bar)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setChildrenCollapsible(False)
+        self.tabs.addTab(self.splitter, tr("Chat"), "chat")
         if self.sidebar is not None:
             self.splitter.addWidget(self.sidebar)
         self.splitter.addWidget(self.chat_panel)
@@ -217,18 +231,12 @@ class MainWindow(QMainWindow):
         self.drawer.setWidgetResizable(True)
         self.drawer.setFrameShape(QFrame.Shape.NoFrame)
         self.drawer.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.drawer.setWidget(self.chat_settings)
-        self.drawer.setVisible(self.chat_settings.isVisibleTo(self.chat_panel))
         self.splitter.addWidget(self.drawer)
+        self.drawer.setWidget(self.chat_settings)
+        self.drawer.hide()  # until the chat settings button opens it (setWidget showed the panel)
         self.splitter.setStretchFactor(self.splitter.indexOf(self.chat_panel), 1)
         if self.sidebar is not None:
             self.splitter.setSizes([240, 860, 0])
-        # The pages behind a slim rail; the model strip over every page, so the model in use
-        # and its state stay in sight wherever the person is. ``tabs`` keeps QTabWidget's
-        # page-switching methods for the code that switched tabs.
-        self.tabs = NavPages()
-        self.tabs.set_header(self.bar)
-        self.tabs.addTab(self.splitter, tr("Chat"), "chat")
         for widget, title in model_tabs:  # Discover, Models, Downloads
             self.tabs.addTab(widget, title)
         self.hardware_panel = hardware_panel
@@ -237,10 +245,6 @@ class MainWindow(QMainWindow):
         self.prefs_btn = self.tabs.rail.settings_btn
         self.tabs.settings_requested.connect(self.settings_requested.emit)
         self.tabs.currentChanged.connect(self._on_page)
-        # The pages, or the first-run page in front of them until the user is done with it.
-        self.pages = QStackedWidget()
-        self.pages.addWidget(self.tabs)
-        self.setCentralWidget(self.pages)
 
     def _on_page(self, index: int) -> None:
         """The chat's own controls in the strip show on the chat page only."""

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
     QToolButton,
     QVBoxLayout,
@@ -41,6 +40,7 @@ from app.ui.lang import tr, ui_text
 from app.ui.model_picker import ModelPicker
 from app.ui.style.components import (
     Banner,
+    ProgressBar,
     chip,
     icon_button,
     repolish,
@@ -165,7 +165,7 @@ class ModelBar(QWidget):
         self.unload_btn.setToolTip(tooltip_with_shortcut(
             tr("Unload: stop the model and free its memory"), "Shift+F5"))
         self.unload_btn.clicked.connect(self.active.unload)
-        self.progress = QProgressBar()
+        self.progress = ProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(False)
         self.progress.setFixedWidth(120)
