@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from app.services.runner_process import RunnerProcess
     from app.services.storage import ConversationService, ModelLibraryService, StoreService
     from app.services.tasks import TaskRunner
+    from app.services.tools import ToolService
     from app.services.tuning import TuningService
     from app.services.workers import WorkersService
     from app.settings import AppSettings
@@ -468,6 +469,7 @@ class _Core:
     streamer: ChatStreamer
     session: ChatSession
     remote: RemoteService
+    tools: ToolService
 
 
 @dataclass
@@ -557,11 +559,17 @@ def _core_services(parent: QObject, current: list[AppSettings], store_path: Path
     hardware, tuning, workers, loader = _load_services(parent, tasks, store, runner, selection)
     streamer = ChatStreamer(parent)
     session = ChatSession(streamer, conversations, params=chat_params, parent=parent)
+    from app.services.mcp_host import McpHostService
+    from app.services.tools import ToolService
+
+    # The tools replies may call (tools.json: none until the person turns some on); the MCP
+    # servers run in the MCP host process, started on first use.
+    session.tools = tools = ToolService(mcp=McpHostService(parent=parent), parent=parent)
     # The servers the user added: read from servers.json; nothing is contacted until the user
     # adds, refreshes or uses one.
     remote = RemoteService(tasks, ServerList.load(), parent)
     return _Core(tasks, polls, store, conversations, library, runner, hardware, tuning, workers,
-                 loader, selection, streamer, session, remote)
+                 loader, selection, streamer, session, remote, tools)
 
 
 def _load_services(parent: QObject, tasks: TaskRunner, store: StoreService,
@@ -740,7 +748,7 @@ def _settings_opener(core: _Core, models: _Models, current: list[AppSettings],
                                 folders=lambda: local.folders, remote=remote,
                                 workers=workers, in_use=selection.choice, parent=window,
                                 reload=lambda: apply_now(runner, loader.restart),
-                                autostart=autostart)
+                                autostart=autostart, tools=core.tools)
 
         def changed(s: AppSettings) -> None:
             if s.runtime != current[0].runtime:

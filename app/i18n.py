@@ -116,6 +116,16 @@ def T_(template: str, disambiguation: str | None = None, count: int = -1, /,
     return Text(template, args, count)
 
 
+def english(template: str, disambiguation: str | None = None, count: int = -1, /,
+            **args: object) -> Text:
+    """A sentence that stays English everywhere, filled as :func:`T_` fills one: what a
+    model or a program reads (a tool's result and the sentences about a call, like the
+    runner's API errors). Qt's extraction tool does not read this name, so no catalog holds
+    it and the window shows it as the model got it."""
+    del disambiguation
+    return Text(template, args, count)
+
+
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?:[:!][^{}]*)?\}")
 
 

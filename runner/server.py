@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 import math
+import re
 import threading
 import time
 import uuid
@@ -124,6 +125,10 @@ class ChatRequest(_Sampling):
     response_format: ResponseFormat | None = None
     logprobs: bool = False
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
+    # Variables the chat template gets (llama-server's name): {"enable_thinking": false} for
+    # Qwen 3; and gpt-oss's effort. Checked by _template_variables.
+    chat_template_kwargs: dict[str, Any] | None = Field(default=None, max_length=16)
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
 
 
 class CompletionRequest(_Sampling):
@@ -326,8 +331,10 @@ def create_app(state: RunnerState, key: str | None, loopback_only: bool = True) 
         tool_stream, tool_grammar = _tool_setup(state, body, tools)
         choice = body.tool_choice.model_dump() if isinstance(body.tool_choice, NamedToolChoice) \
             else body.tool_choice
+        variables = _template_variables(body)
         tokens, media = await _off_loop(
-            state, lambda: _chat_tokens(state, messages, tools, choice, images, mark))
+            state, lambda: _chat_tokens(state, messages, tools, choice, images, mark,
+                                        variables))
         max_tokens = body.max_completion_tokens or body.max_tokens
         grammar = tool_grammar or _format_grammar(body.response_format, state.limits)
         logprobs = (body.top_logprobs or 0) if body.logprobs else None
@@ -479,7 +486,8 @@ async def _off_loop(state: RunnerState, work: Callable[[], T]) -> T:
 
 
 def _chat_tokens(state: RunnerState, messages: list[dict[str, Any]], tools: Any, choice: Any,
-                 images: list[tuple[str, str]], mark: str) -> tuple[list[int], Any]:
+                 images: list[tuple[str, str]], mark: str,
+                 variables: dict[str, Any] | None = None) -> tuple[list[int], Any]:
     """The prompt's tokens for a chat request (on a prompt thread), and with images the
     MediaPrompt that holds them (runner/vision.py). ``mark`` stands for each image in
     ``messages``: unique to the request, so no text can pose as an image."""
@@ -488,7 +496,7 @@ def _chat_tokens(state: RunnerState, messages: list[dict[str, Any]], tools: Any,
 
     _refuse_overlong_user_text(state, messages)
     try:
-        prompt = _render_chat(state.formatter, messages, tools, choice)
+        prompt = _render_chat(state.formatter, messages, tools, choice, variables)
     except TemplateRefused as exc:
         log.info("chat template refused: %s", exc, extra={"event": "template_refused"})
         raise ApiError(400, str(exc), code=exc.code) from None
@@ -795,19 +803,49 @@ def _tool_setup(state: RunnerState, body: ChatRequest, tools: list[dict[str, Any
 PREFILL_MARK = "\u2063hearth-prefill\u2063"  # text no template changes and no reply contains
 
 
-def _render_chat(formatter: Any, messages: list[dict[str, Any]], tools: Any, choice: Any) -> str:
-    """The prompt for ``messages``. A conversation that ends with an assistant message with text
-    is a reply to go on with (Continue, as llama-server does): the prompt ends inside that reply,
-    not after it, so the model continues the same turn instead of starting a new one."""
+# What the template's own variables are: a request's chat_template_kwargs may not replace them.
+_TEMPLATE_OWN = frozenset({
+    "messages", "tools", "tool_choice", "eos_token", "bos_token", "raise_exception",
+    "add_generation_prompt", "functions", "function_call", "strftime_now"})
+_TEMPLATE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def _template_variables(body: ChatRequest) -> dict[str, Any]:
+    """The request's ``chat_template_kwargs`` (and ``reasoning_effort``) as variables for the
+    chat template: names that are identifiers and not the template's own, values that are
+    plain JSON scalars (a template is untrusted code; what it is handed stays small)."""
+    out: dict[str, Any] = {}
+    for name, value in (body.chat_template_kwargs or {}).items():
+        if not _TEMPLATE_NAME.match(name) or name in _TEMPLATE_OWN:
+            raise ApiError(400, f"chat_template_kwargs may not set {name[:64]!r}: give names "
+                                "of the template's own options, such as enable_thinking.")
+        if (value is not None and not isinstance(value, (bool, int, float, str))) or \
+                (isinstance(value, str) and len(value) > 256):
+            raise ApiError(400, f"chat_template_kwargs[{name!r}] must be true, false, a number "
+                                "or a short string.")
+        out[name] = value
+    if body.reasoning_effort is not None:
+        out["reasoning_effort"] = body.reasoning_effort
+    return out
+
+
+def _render_chat(formatter: Any, messages: list[dict[str, Any]], tools: Any, choice: Any,
+                 variables: dict[str, Any] | None = None) -> str:
+    """The prompt for ``messages`` (``variables``: more for the template, _template_variables).
+    A conversation that ends with an assistant message with text is a reply to go on with
+    (Continue, as llama-server does): the prompt ends inside that reply, not after it, so the
+    model continues the same turn instead of starting a new one."""
+    extra = variables or {}
     last = messages[-1] if messages else None
     if not (last and last["role"] == "assistant" and isinstance(last.get("content"), str)
             and last["content"] and not last.get("tool_calls")):
-        return str(formatter(messages=messages, tools=tools, tool_choice=choice).prompt)
+        return str(formatter(messages=messages, tools=tools, tool_choice=choice, **extra).prompt)
     marked = [*messages[:-1], {**last, "content": PREFILL_MARK}]
-    rendered = str(formatter(messages=marked, tools=tools, tool_choice=choice).prompt)
+    rendered = str(formatter(messages=marked, tools=tools, tool_choice=choice, **extra).prompt)
     cut = rendered.rfind(PREFILL_MARK)
     if cut < 0:  # a template that drops the last assistant message: answer anew
-        return str(formatter(messages=messages[:-1], tools=tools, tool_choice=choice).prompt)
+        return str(formatter(messages=messages[:-1], tools=tools, tool_choice=choice,
+                             **extra).prompt)
     return rendered[:cut] + last["content"]
 
 

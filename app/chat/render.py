@@ -19,6 +19,7 @@ package holds no colour and imports no ``app.ui``), and every word around a mess
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from app.chat.fold import fold
 from app.chat.message import Message
 from app.chat.source import ReplySource
 from app.chat.streaming import Reasoned, split_reasoning
+from app.chat.toolcalls import calls_of, rounds_of
 from app.chat.transcript import DOCUMENTS_USED, images_of
 from app.storage.images import image_url
 
@@ -98,6 +100,14 @@ class Words:
     document_passage: str = "1 passage from {name}"
     document_passages: str = "{count} passages from {name}"
     page: str = "page {number}"
+    # A tool call in a reply (app/chat/render_tools.py): its line, and each state's word.
+    tool_line: str = "Tool {name}: {status}"
+    tool_states: tuple[tuple[str, str], ...] = (
+        ("asking", "waiting for your answer"), ("running", "running…"), ("ok", "done"),
+        ("error", "failed"), ("denied", "not allowed"), ("timed_out", "took too long"),
+        ("cancelled", "cancelled"), ("unknown", "no such tool"))
+    tool_arguments: str = "Arguments"
+    tool_result: str = "Result"
     # The notes under a reply (app/chat/transcript.py's, stored in English): (English, shown).
     notes: tuple[tuple[str, str], ...] = ()
 
@@ -430,7 +440,8 @@ def render_message(m: Message, theme: Theme, streaming: bool = False, *,
         head = ""
     else:
         reasoned = split_reasoning(m.content)
-        head = render_reasoning(reasoned, theme, index, expanded)
+        head = render_reasoning(reasoned, theme, index, expanded) + \
+            render_tools(m, theme, index, expanded)
         folded = fold(reasoned.answer)
         cut = folded.cut or (expanded and fold(reasoned.reasoning or "").cut)
         body = render_markdown(folded.text, theme, copy) if folded.text else ""
@@ -649,3 +660,65 @@ def render_placeholder(text: str, theme: Theme) -> str:
     """The hint shown while there are no messages."""
     # Centred: the empty conversation's one line, not a first message.
     return f'<p align="center" style="color:{theme.muted}">{escape_text(text)}</p>\n'
+
+
+# ---- tool calls ---------------------------------------------------------------------------------
+# A reply's tool calls (app/chat/toolcalls.py): each round's text, then one folded line per call
+# saying which tool, how it went and how long it took. Unfolded (the reasoning toggle,
+# ``think/<index>``, unfolds both) it shows the model's arguments and the tool's result. Both
+# came from outside Hearth (the model, a tool's server) and are shown as escaped text in a
+# preformatted block, cut for the view: never as Markdown or markup, so a result can neither
+# draw a link nor name a file the view would load.
+
+TOOL_SHOWN = 4_000  # characters of arguments or of a result the view shows (the rest: "…")
+
+
+def render_tools(m: Message, theme: Theme, index: int | None, expanded: bool) -> str:
+    out = []
+    for round_ in rounds_of(m):
+        text = round_.get("text")
+        if isinstance(text, str) and text.strip():
+            out.append(render_markdown(text, theme))
+        for call in calls_of(round_):
+            out.append(_tool_call(call, theme, index, expanded))
+    return "".join(out)
+
+
+def tools_key(m: Message) -> tuple[object, ...]:
+    """What the calls' lines are drawn from: the live reply draws them again when it changes."""
+    return tuple((len(str(r.get("text") or "")), tuple(
+        (c.get("status"), c.get("ms")) for c in calls_of(r))) for r in rounds_of(m))
+
+
+def _tool_call(call: dict[str, object], theme: Theme, index: int | None, expanded: bool) -> str:
+    words = theme.words
+    status = str(call.get("status") or "")
+    state = dict(words.tool_states).get(status, status)
+    ms = call.get("ms")
+    took = f" · {ms:,} ms" if isinstance(ms, int) and ms > 0 else ""
+    arrow = "▾" if expanded else "▸"
+    line = escape_text(f"{arrow} " + words.tool_line.format(
+        name=str(call.get("name") or "")[:80], status=state) + took)
+    colour = theme.note if status in ("error", "denied", "timed_out", "unknown") else theme.muted
+    if index is not None:
+        line = (f'<a href="{ACTION_SCHEME}:think/{index}" style="color:{colour}; '
+                f'text-decoration:none">{line}</a>')
+    out = f'<p style="color:{colour}">{line}</p>\n'
+    if expanded:
+        out += _tool_block(words.tool_arguments, _pretty_json(str(call.get("arguments") or "")), theme)
+        if status not in ("asking", "running"):
+            out += _tool_block(words.tool_result, str(call.get("result") or ""), theme)
+    return out
+
+
+def _tool_block(label: str, text: str, theme: Theme) -> str:
+    shown = text if len(text) <= TOOL_SHOWN else text[:TOOL_SHOWN] + "…"
+    return (f'<p style="color:{theme.muted}">{escape_text(label)}</p>\n'
+            f'<pre style="background:{theme.code_bg}">{escape_text(shown)}</pre>\n')
+
+
+def _pretty_json(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except ValueError:
+        return arguments

@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 from app.chat.message import Message
+from app.chat.toolcalls import api_turns, rounds_of, rounds_text
 from app.storage.images import image_url
 
 # A user message's attached documents, kept in its meta so that a Regenerate, an edit or a
@@ -178,11 +179,17 @@ class Transcript:
         go with it (as stand-in URLs the streaming thread inlines: app/storage/images.py);
         otherwise they are left out.
         """
+        # The live reply's tool rounds are sent while it goes on after their results.
         chosen = [m for m in self.messages
-                  if (m is not self.live or continuing) and (m.content or m.role != "assistant")]
+                  if (m is not self.live or continuing or rounds_of(m))
+                  and (m.content or m.role != "assistant" or rounds_of(m))]
         kept, dropped = trim_to_budget(chosen, budget, count or estimate_tokens, images)
         out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-        out += [_sent(m, images) for m in kept]
+        for m in kept:
+            if rounds_of(m):
+                out += api_turns(m, content=m is not self.live or continuing)
+            else:
+                out.append(_sent(m, images))
         return out, dropped
 
 
@@ -209,7 +216,7 @@ def trim_to_budget(messages: Sequence[Message], budget: int | None,
     if budget is None:
         return items, 0
     sizes = [count(sent_text(m)) + (IMAGE_TOKENS * len(images_of(m)) if images else 0)
-             for m in items]
+             + (count(rounds_text(m)) if rounds_of(m) else 0) for m in items]
     total = sum(sizes)
     start = 0
     while total > budget and start < len(items) - 1:

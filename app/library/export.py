@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from app.chat.message import Message
+from app.chat.toolcalls import calls_of, rounds_of
 from app.chat.transcript import images_of
 from app.library.conversations import Conversation
 from app.storage.images import ImageStore
@@ -40,10 +41,31 @@ def to_markdown(conv: Conversation, images: ImageStore | None = None) -> str:
             url = images.data_url(ref) if images else None
             alt = _ALT.sub(" ", str(ref.get("name") or "image"))
             lines += [f"![{alt}]({url})" if url else f"*(image {alt}: not in Hearth's store)*", ""]
+        lines += _tool_rounds(m)
         lines += [m.content, ""]
         if m.note:
             lines += [f"*{m.note}*", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _tool_rounds(m: Message) -> list[str]:
+    """A reply's tool calls as Markdown: each round's text, then each call's tool, outcome,
+    arguments and result in fenced blocks (fences longer than any run of backticks inside)."""
+    lines: list[str] = []
+    for round_ in rounds_of(m):
+        if round_.get("text"):
+            lines += [str(round_["text"]), ""]
+        for call in calls_of(round_):
+            ms = call.get("ms")
+            took = f", {ms} ms" if isinstance(ms, int) and ms > 0 else ""
+            lines += [f"**Tool call** `{str(call.get('name'))[:80]}` ({call.get('status')}{took})",
+                      ""]
+            for label, text in (("Arguments", call.get("arguments")),
+                                ("Result", call.get("result"))):
+                body = str(text or "")
+                fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", body)), default=0) + 1)
+                lines += [f"{label}:", "", fence, body, fence, ""]
+    return lines
 
 
 def to_json(conv: Conversation, images: ImageStore | None = None) -> str:

@@ -41,18 +41,22 @@ class ChatEndpoint:
     # The model was loaded with a vision projector: a question's images go with it. (A server's
     # model is sent text only: whether it sees images is not known.)
     sees_images: bool = False
+    # Tools may be offered: the local model's chat template knows tools (the runner's rule,
+    # runner/tools.py: a template that never mentions them cannot show the model any); a
+    # server's model gets them, and a server that refuses them is asked again without.
+    tools: bool = False
 
     @staticmethod
-    def local(url: str, key: str | None, model_path: str, sees_images: bool = False
-              ) -> ChatEndpoint:
+    def local(url: str, key: str | None, model_path: str, sees_images: bool = False,
+              tools: bool = False) -> ChatEndpoint:
         """This computer's runner, serving ``model_path``."""
-        return ChatEndpoint(url, key or "", ReplySource(model_path), sees_images)
+        return ChatEndpoint(url, key or "", ReplySource(model_path), sees_images, tools)
 
     @staticmethod
     def remote(url: str, key: str, model: str, server_name: str,
                base_url: str) -> ChatEndpoint:
         """Model ``model`` on the server named ``server_name`` (``url``: its base URL)."""
-        return ChatEndpoint(url, key, ReplySource(model, server_name, base_url))
+        return ChatEndpoint(url, key, ReplySource(model, server_name, base_url), tools=True)
 
     @property
     def is_remote(self) -> bool:

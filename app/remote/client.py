@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import certifi
 
 from app.i18n import T_, TextError
-from app.runner_client.client import MAX_SSE_LINE_BYTES, StreamEnd, iter_sse
+from app.runner_client.client import MAX_SSE_LINE_BYTES, StreamEnd, ToolCallPieces, iter_sse
 from app.runner_client.lines import LineTooLong, bounded_lines
 from runner.wire.shapes import read_error
 
@@ -249,6 +249,7 @@ class RemoteStream:
 
     def _events(self) -> Iterator[str]:
         finish, usage = "", None
+        calls = ToolCallPieces()
         for data in iter_sse(bounded_lines(self._resp.iter_bytes(), MAX_SSE_LINE_BYTES)):
             if data == "[DONE]":
                 break
@@ -268,12 +269,15 @@ class RemoteStream:
             for choice in event.get("choices") or ():
                 if not isinstance(choice, dict):
                     continue
-                text = (choice.get("delta") or {}).get("content")
+                delta = choice.get("delta") or {}
+                text = delta.get("content") if isinstance(delta, dict) else None
                 if text:
                     yield str(text)
+                if isinstance(delta, dict) and "tool_calls" in delta:
+                    calls.add(delta["tool_calls"])
                 if choice.get("finish_reason"):
                     finish = str(choice["finish_reason"])
-        self.end = StreamEnd(finish or "stop", usage)
+        self.end = StreamEnd(finish or "stop", usage, calls.calls())
 
     def _whole(self) -> Iterator[str]:
         """A server that does not stream: the whole reply in one chat completion body."""
@@ -285,11 +289,15 @@ class RemoteStream:
                                    "Settings → Servers: it usually ends in /v1.", name=self._name))
         log.info("%s does not stream; its whole reply came at once", self._name)
         choice = choices[0]
-        text = (choice.get("message") or {}).get("content")
+        message: dict[str, Any] = choice["message"] if isinstance(choice.get("message"), dict) \
+            else {}
+        text = message.get("content")
         if text:
             yield str(text)
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else None
-        self.end = StreamEnd(str(choice.get("finish_reason") or "stop"), usage)
+        calls = ToolCallPieces()
+        calls.add(message.get("tool_calls"))  # whole calls: each its own index
+        self.end = StreamEnd(str(choice.get("finish_reason") or "stop"), usage, calls.calls())
 
     def close(self) -> None:
         self._resp.close()

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.chat.toolcalls import MAX_ARGUMENTS, MAX_CALLS
 from app.i18n import T_, TextError
 from app.runner_client.lines import LineTooLong, bounded_lines
 from runner.wire.shapes import read_error, read_health
@@ -57,6 +58,48 @@ class Health:
 class StreamEnd:
     finish_reason: str
     usage: dict[str, Any] | None
+    # The tool calls the reply ended with (OpenAI's ``tool_calls`` entries, whole), if any.
+    tool_calls: tuple[dict[str, Any], ...] = ()
+
+
+class ToolCallPieces:
+    """A streamed reply's ``tool_calls`` gathered: OpenAI streams each call by its ``index``,
+    its id and name once and its arguments in pieces. Bounded as everything the model writes:
+    at most :data:`~app.chat.toolcalls.MAX_CALLS` calls and
+    :data:`~app.chat.toolcalls.MAX_ARGUMENTS` characters of arguments each (the rest is
+    dropped; a cut call's arguments are no JSON, which the tool's check then refuses)."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, dict[str, Any]] = {}
+
+    def add(self, deltas: Any) -> None:
+        if not isinstance(deltas, list):
+            return
+        for n, d in enumerate(deltas):
+            if not isinstance(d, dict):
+                continue
+            index: int = d["index"] if isinstance(d.get("index"), int) else n
+            call = self._calls.get(index)
+            if call is None:
+                if len(self._calls) >= MAX_CALLS:
+                    continue
+                call = self._calls[index] = {"id": "", "type": "function",
+                                             "function": {"name": "", "arguments": ""}}
+            if isinstance(d.get("id"), str) and d["id"]:
+                call["id"] = d["id"][:64]
+            fn = d.get("function")
+            if isinstance(fn, dict):
+                if isinstance(fn.get("name"), str) and fn["name"]:
+                    call["function"]["name"] = fn["name"][:128]
+                args = fn.get("arguments")
+                if isinstance(args, dict):
+                    args = json.dumps(args)
+                if isinstance(args, str):
+                    have = call["function"]["arguments"]
+                    call["function"]["arguments"] = (have + args)[:MAX_ARGUMENTS]
+
+    def calls(self) -> tuple[dict[str, Any], ...]:
+        return tuple(self._calls[i] for i in sorted(self._calls))
 
 
 class RunnerClient:
@@ -163,6 +206,7 @@ class ChatStream:
 
         finish = ""
         usage = None
+        calls = ToolCallPieces()
         try:
             for data in iter_sse(bounded_lines(self._resp.iter_bytes(), MAX_SSE_LINE_BYTES)):
                 if data == "[DONE]":
@@ -174,9 +218,12 @@ class ChatStream:
                 if event.get("usage"):
                     usage = event["usage"]
                 for choice in event.get("choices", ()):
-                    text = choice.get("delta", {}).get("content")
+                    delta = choice.get("delta", {})
+                    text = delta.get("content")
                     if text:
                         yield text
+                    if "tool_calls" in delta:
+                        calls.add(delta["tool_calls"])
                     if choice.get("finish_reason"):
                         finish = choice["finish_reason"]
         except httpx2.HTTPError as exc:
@@ -186,7 +233,7 @@ class ChatStream:
                                  "reading it. Restart the model.", error=str(exc))) from None
         finally:
             self._resp.close()
-        self.end = StreamEnd(finish or "stop", usage)
+        self.end = StreamEnd(finish or "stop", usage, calls.calls())
 
     def close(self) -> None:
         self._resp.close()

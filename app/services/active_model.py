@@ -235,8 +235,10 @@ class ActiveModel(QObject):
         if state != RunnerState.READY:
             return None
         model = getattr(self.loader.plan, "model", None)  # the plan the runner was started with
+        template = getattr(model, "chat_template", None)
         return ChatEndpoint.local(self.runner.url, self.runner.key, self.runner.model,
-                                  getattr(model, "projector", None) is not None)
+                                  getattr(model, "projector", None) is not None,
+                                  isinstance(template, str) and "tools" in template)
 
     def _on_runner_state(self, state: RunnerState) -> None:
         step = self.state.runner_state(state.value, self._local_endpoint(state))

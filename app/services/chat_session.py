@@ -19,7 +19,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from app.chat.message import Message
 from app.chat.sampling import ChatSettings, Sampling, fold_system
 from app.chat.stats import ReplyStats
+from app.chat.toolcalls import ModelCall, begin_round, end_open_calls
 from app.chat.transcript import IMAGES, KNOWLEDGE, ReplyEnd, Transcript
+from app.i18n import T_
 from app.loading.endpoint import ChatEndpoint
 from app.services.chat_stream import (
     ChatRequest,
@@ -28,7 +30,10 @@ from app.services.chat_stream import (
     StreamEnded,
     StreamFailure,
 )
+from app.services.tool_round import ToolBox, ToolRound
 from app.storage.images import ImageStore
+from app.tools.config import CONVERSATION_ALLOWED, CONVERSATION_OFF
+from app.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +90,8 @@ class ChatSession(QObject):
     # StreamFailure: a server the user added failed the reply (its ``code`` says how: the
     # window refreshes the server's models when the model is gone).
     server_failed = Signal(object)
+    # Approval | None: a tool call the person is asked about (None: nothing is asked now).
+    approval_changed = Signal(object)
 
     def __init__(self, streamer: Streamer, store: ChatStore, *,
                  params: dict[str, Any] | None = None,
@@ -100,6 +107,13 @@ class ChatSession(QObject):
         self.transcript = Transcript()
         # Where a question's images are kept; read on the streaming thread when sent.
         self.images: ImageStore | None = None
+        # The tools replies may call (app/services/tools.py); None: no tools at all.
+        self.tools: ToolBox | None = None
+        self._endpoint: ChatEndpoint | None = None  # where the reply being made is asked
+        self._offered: dict[str, ToolSpec] = {}  # this reply's tools, by the model's name
+        self._round: ToolRound | None = None  # the tool calls being decided or run
+        self._rounds = 0  # tool rounds in this reply
+        self._preparing = False  # the first request waits for the tools' servers to start
         self._request: ChatRequest | None = None
         self._pending = ""
         self._pieces = 0
@@ -118,7 +132,7 @@ class ChatSession(QObject):
 
     @property
     def busy(self) -> bool:
-        return self._request is not None
+        return self._request is not None or self._round is not None or self._preparing
 
     @property
     def system_prompt(self) -> str:
@@ -215,23 +229,67 @@ class ChatSession(QObject):
         return self._start(endpoint, None, live, continuing=True)
 
     def stop(self) -> None:
-        """Stop the reply; the partial text is kept, noted "Stopped."."""
+        """Stop the reply; the partial text is kept, noted "Stopped.". A tool loop ends at
+        once: running calls are cancelled and nothing more is asked or sent."""
         if self._request is not None:
             self._request.token.cancel()
             self._streamer.stop()
+        elif self._round is not None or self._preparing:
+            self._stop_tools()
+            self._end(ReplyEnd.STOPPED)
+
+    def decide(self, uid: str, choice: str) -> None:
+        """The person's answer to the tool call they were asked about (app/services/
+        tool_round.py: "once", "conversation", "always" or "deny")."""
+        if self._round is not None:
+            self._round.decide(uid, choice)
+
+    @property
+    def approval(self) -> Any:
+        """The tool call the person is being asked about (an Approval), if any."""
+        return self._round.question if self._round is not None else None
+
+    def tool_sources(self) -> list[str]:
+        """The sources of tools turned on in Settings (built-in, each server), which a
+        conversation may leave out."""
+        return self.tools.sources() if self.tools is not None else []
+
+    def tools_off(self) -> list[str]:
+        """The sources this conversation leaves out."""
+        return self._tools_off()
+
+    def set_tools_off(self, off: list[str]) -> None:
+        """Leave ``off`` out of this conversation (kept with it; from the next reply)."""
+        if off != self._tools_off():
+            self.transcript.settings = {**self.transcript.settings, CONVERSATION_OFF: list(off)}
+            self._store.save_settings(self.transcript)
+
+    def tools_wanted(self) -> bool:
+        """Whether this conversation would offer tools to a model that knows them."""
+        return self.tools is not None and self.tools.wanted(self._tools_off())
+
+    def offered_tools(self) -> list[ToolSpec]:
+        """The tools this conversation offers a model that knows tools."""
+        return self.tools.offered(self._tools_off()) if self.tools is not None else []
 
     def runner_died(self) -> None:
         """The runner process went away: end the live reply at once, saying why."""
-        if self._request is not None:
-            self._request.token.cancel()
+        if self.busy:
+            if self._request is not None:
+                self._request.token.cancel()
+            self._stop_tools()
             self._end(ReplyEnd.RUNNER_DIED)
 
     def close(self, timeout_s: float = 3.0) -> None:
         """The window closes: keep the reply so far, stop the stream, wait for the saves."""
-        if self._request is not None:
-            self._request.token.cancel()
+        if self.busy:
+            if self._request is not None:
+                self._request.token.cancel()
+            self._stop_tools()
             self._end(ReplyEnd.CLOSED)
         self._streamer.shutdown()
+        if self.tools is not None:
+            self.tools.close()
         self._store.flush(timeout_s)
 
     def _on_save_failed(self, message: str) -> None:
@@ -240,7 +298,7 @@ class ChatSession(QObject):
     # ---- starting and ending a reply ----------------------------------------------------------
 
     def _idle(self) -> bool:
-        return self._request is None and not self._streamer.busy
+        return not self.busy and not self._streamer.busy
 
     def room(self) -> int | None:
         """Tokens the sent conversation may take (None: the context is not known)."""
@@ -271,7 +329,7 @@ class ChatSession(QObject):
         if not endpoint.model and self.transcript.model:
             # An endpoint that names no model (a test's) is the conversation's local model.
             endpoint = ChatEndpoint.local(endpoint.url, endpoint.key, self.transcript.model,
-                                          endpoint.sees_images)
+                                          endpoint.sees_images, endpoint.tools)
         if endpoint.model:
             # Where this reply comes from (a continued reply may change hands: the last wins).
             live.meta["source"] = endpoint.source.to_meta()
@@ -280,13 +338,108 @@ class ChatSession(QObject):
         self._first_at = None
         self._pending = ""
         self._pieces = 0
+        self._endpoint = endpoint
+        self._rounds = 0
+        self._offered = {}
         self.live_changed.emit(live)
         self.trimmed.emit(dropped)
-        self._request = self._streamer.send(ChatRequest.to(endpoint, messages,
-                                                           self.request_params(), self.images))
-        self._timer.start()
-        self.busy_changed.emit(True)
+        if endpoint.tools and self.tools is not None:
+            # The servers this conversation uses start first (a failed one is not offered).
+            self._preparing = True
+            self.tools.prepare(self._tools_off(), lambda: self._tools_ready(live, messages))
+        else:
+            self._send(messages)
+        self.busy_changed.emit(self.busy)
         return True
+
+    def _tools_off(self) -> list[str]:
+        off = self.transcript.settings.get(CONVERSATION_OFF)
+        return [str(o) for o in off] if isinstance(off, list) else []
+
+    def _tools_ready(self, live: Message, messages: list[dict[str, Any]]) -> None:
+        if not self._preparing or self.transcript.live is not live:
+            return  # stopped while the servers started
+        self._preparing = False
+        self._offered = {s.model_name: s for s in self.offered_tools()}
+        self._send(messages)
+
+    def _send(self, messages: list[dict[str, Any]]) -> None:
+        assert self._endpoint is not None
+        params = self.request_params()
+        if self._offered:
+            params["tools"] = [s.to_openai() for s in self._offered.values()]
+        self._request = self._streamer.send(ChatRequest.to(self._endpoint, messages, params,
+                                                           self.images))
+        self._timer.start()
+
+    # ---- tool calls ----------------------------------------------------------------------------
+
+    def _begin_tools(self, calls: list[ModelCall]) -> None:
+        """The model's turn ended with calls: keep them in the reply as a round, and ask and
+        run them (app/services/tool_round.py); the results go back to the model after."""
+        live = self.transcript.live
+        assert live is not None and self.tools is not None
+        self._timer.stop()
+        self._flush()
+        self._request = None
+        self._rounds += 1
+        round_ = begin_round(live, calls, {name: s.key for name, s in self._offered.items()})
+        self._store.save_message(self.transcript, live)
+        allowed = self.transcript.settings.get(CONVERSATION_ALLOWED)
+        self._round = ToolRound(round_, {s.key: s for s in self._offered.values()}, self.tools,
+                                [str(a) for a in allowed] if isinstance(allowed, list) else [],
+                                self._clock, parent=self)
+        self._round.asking.connect(self._on_asking)
+        self._round.changed.connect(self._on_round_changed)
+        self._round.allowed_for_conversation.connect(self._allow_here)
+        self._round.done.connect(self._after_tools)
+        self.live_changed.emit(live)
+        self._round.start()
+
+    def _on_asking(self, approval: object) -> None:
+        self.approval_changed.emit(approval)
+
+    def _on_round_changed(self) -> None:
+        if self.transcript.live is not None:
+            self.live_changed.emit(self.transcript.live)
+        if self._round is not None and self._round.question is None:
+            self.approval_changed.emit(None)
+
+    def _allow_here(self, entry: str) -> None:
+        allowed = self.transcript.settings.get(CONVERSATION_ALLOWED)
+        have = [str(a) for a in allowed] if isinstance(allowed, list) else []
+        self.transcript.settings = {**self.transcript.settings,
+                                    CONVERSATION_ALLOWED: [*have, entry]}
+        self._store.save_settings(self.transcript)
+
+    def _after_tools(self) -> None:
+        """Every call of the round has its outcome: send them to the model, unless Stop came
+        first (then the round is already ended)."""
+        round_, self._round = self._round, None
+        if round_ is None:
+            return
+        round_.deleteLater()
+        self.approval_changed.emit(None)
+        live = self.transcript.live
+        if live is None:
+            return
+        self._store.save_message(self.transcript, live)
+        self.live_changed.emit(live)
+        messages, _ = self.transcript.api_messages(self.system_prompt, self._budget(),
+                                                   images=bool(self._endpoint and
+                                                               self._endpoint.sees_images))
+        self._send(messages)
+
+    def _stop_tools(self) -> None:
+        self._preparing = False
+        round_, self._round = self._round, None
+        if round_ is not None:
+            round_.done.disconnect(self._after_tools)
+            round_.cancel()
+            round_.deleteLater()
+            self.approval_changed.emit(None)
+        if self.transcript.live is not None:
+            end_open_calls(self.transcript.live)
 
     def _end_streaming(self) -> None:
         if self._request is not None:
@@ -319,12 +472,23 @@ class ChatSession(QObject):
         if self._request is None or outcome.request != self._request.id:
             return  # a request this session already ended (Stop, the runner's death)
         if isinstance(outcome, StreamEnded):
+            calls = [c for n, raw in enumerate(outcome.tool_calls)
+                     if (c := ModelCall.from_openai(raw, n)) is not None]
+            if calls and self._offered and self.tools is not None and \
+                    outcome.reason != "stopped":
+                if self._rounds < self.tools.max_rounds:
+                    self._begin_tools(calls)
+                    return
+                self._end(ReplyEnd.FAILED, str(T_(
+                    "Stopped after {count} rounds of tool calls, the most one reply may make "
+                    "(Settings → Tools).", count=self._rounds)))
+                return
             end = {"length": ReplyEnd.LENGTH, "stopped": ReplyEnd.STOPPED}.get(
                 outcome.reason, ReplyEnd.FINISHED)
             self._end(end, usage=outcome.usage, streamed=outcome.streamed)
         elif outcome.kind is FailureKind.RUNNER_GONE:
             self._end(ReplyEnd.RUNNER_DIED)
-        elif self._retry_without_system_role(outcome):
+        elif self._retry_without_system_role(outcome) or self._retry_without_tools(outcome):
             return
         else:
             self._end(ReplyEnd.FAILED, outcome.message)
@@ -342,6 +506,22 @@ class ChatSession(QObject):
         log.info("the chat template refused the system message; folding it into the question")
         self._request = self._streamer.send(ChatRequest.to(
             request.endpoint, fold_system(request.messages), request.params))
+        return True
+
+    def _retry_without_tools(self, failure: StreamFailure) -> bool:
+        """A server that refuses tools (or a model that cannot take them) is asked again
+        without them, once; the reply says so."""
+        request = self._request
+        if request is None or "tools" not in request.params or \
+                failure.kind not in (FailureKind.API, FailureKind.SERVER) or \
+                "tool" not in failure.message.lower():
+            return False
+        log.info("the model or its server refused tools; asking again without them")
+        self._offered = {}
+        params = {k: v for k, v in request.params.items() if k != "tools"}
+        self._request = self._streamer.send(ChatRequest(
+            request.url, request.key, request.messages, params, source=request.source,
+            images=request.images))
         return True
 
     def _end(self, end: ReplyEnd, detail: str = "", usage: dict[str, Any] | None = None,

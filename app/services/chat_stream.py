@@ -87,6 +87,7 @@ class StreamEnded:
     reason: str
     usage: dict[str, Any] | None = None
     streamed: bool = True  # False: the server sent the whole reply at once (it does not stream)
+    tool_calls: tuple[dict[str, Any], ...] = ()  # the calls the reply ended with (OpenAI's)
 
 
 class FailureKind(Enum):
@@ -132,7 +133,8 @@ def stream_reply(request: ChatRequest, emit_delta: Any, client_factory: Any = Ru
             end = stream.end
             return StreamEnded(request.id, end.finish_reason if end else "stop",
                                end.usage if end else None,
-                               streamed=bool(getattr(stream, "streamed", True)))
+                               streamed=bool(getattr(stream, "streamed", True)),
+                               tool_calls=tuple(getattr(end, "tool_calls", ()) or ()))
     except RemoteError as exc:
         if token.cancelled:
             return StreamEnded(request.id, "stopped")

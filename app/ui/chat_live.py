@@ -24,6 +24,8 @@ from app.chat.render import (
     render_name,
     render_note,
     render_reasoning,
+    render_tools,
+    tools_key,
 )
 from app.chat.streaming import Reasoned, StreamSplitter, split_reasoning
 from app.ui.chat_document import Blocks
@@ -71,9 +73,10 @@ class LiveReply:
         self._folder, self._shown = Folder(live=True), ""
         self._chunks = []
         reasoned = split_reasoning(m.content)
-        self._head = _head_key(reasoned, expanded)
+        self._head = _head_key(m, reasoned, expanded)
         self.name = self._blocks.insert(cur, render_name(m, theme) +
-                                        render_reasoning(reasoned, theme, index, expanded))
+                                        render_reasoning(reasoned, theme, index, expanded) +
+                                        render_tools(m, theme, index, expanded))
         cur.movePosition(QTextCursor.MoveOperation.End)
         self._tail_start = self._answer_start = cur.position()
         if reasoned.thinking:
@@ -85,8 +88,9 @@ class LiveReply:
                theme: Theme) -> None:
         """One more piece of the live reply: only what changed is rendered again."""
         reasoned = split_reasoning(m.content)
-        # The reasoning grew or closed: its line changes, so the live reply is drawn again.
-        if _head_key(reasoned, expanded) != self._head:
+        # The reasoning grew or closed, or a tool call moved on: the head changes, so the live
+        # reply is drawn again.
+        if _head_key(m, reasoned, expanded) != self._head:
             self.remove(cur)
             self.insert(cur, m, index, expanded, theme)
             return
@@ -154,7 +158,7 @@ class LiveReply:
             return False
         reasoned = split_reasoning(m.content)
         if whole or m.role != "assistant" or reasoned.thinking or \
-                _head_key(reasoned, expanded) != self._head:
+                _head_key(m, reasoned, expanded) != self._head:
             return False
         text = fold(reasoned.answer)
         # The chunks were cut from the live folded copy: the finished one must begin the same.
@@ -232,12 +236,13 @@ class _Chunk:
         return cls(at, len(markdown), ends, not any(tag in html for tag in _UNADOPTABLE))
 
 
-def _head_key(reasoned: Reasoned, expanded: bool) -> tuple[object, ...]:
-    """What the live reply's reasoning line is drawn from: it is drawn again when this changes
-    (while folded and thinking, only its length counts)."""
+def _head_key(m: Message, reasoned: Reasoned, expanded: bool) -> tuple[object, ...]:
+    """What the live reply's head (its reasoning line and tool calls) is drawn from: it is
+    drawn again when this changes (while folded and thinking, only the reasoning's length
+    counts)."""
     return (reasoned.reasoning is not None, reasoned.thinking, expanded,
             reasoned.reasoning if expanded or not reasoned.thinking else
-            len(reasoned.reasoning or ""))
+            len(reasoned.reasoning or ""), tools_key(m))
 
 
 def _with_cursor(body: str) -> str:

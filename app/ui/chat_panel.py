@@ -33,6 +33,7 @@ from app.ui.chat_view import ChatView
 from app.ui.lang import tr, ui_text
 from app.ui.style.components import icon_button, tooltip_with_shortcut
 from app.ui.style.tokens import SPACING
+from app.ui.tool_approval import ToolApprovalBar
 
 if TYPE_CHECKING:  # made by the composition root; not imported on the way to the first frame
     from app.loading.endpoint import ChatEndpoint
@@ -55,6 +56,16 @@ class MessageBox(QPlainTextEdit):
             self._on_send()
             return
         super().keyPressEvent(e)
+
+
+def _toolless(endpoint: ChatEndpoint | None, wanted: bool) -> str:
+    """Why the tools turned on are not offered to the model in use ("": they are, or none
+    is on)."""
+    if endpoint is None or endpoint.tools or not wanted:
+        return ""
+    return tr("This model's chat template knows no tools, so the tools turned on in Settings → "
+              "Tools are not offered to it. A model made for tool calling (Qwen, Llama 3.1, "
+              "Mistral) can use them.")
 
 
 def _blind(endpoint: ChatEndpoint | None) -> str:
@@ -148,6 +159,13 @@ class ChatPanel(QWidget):
         above = QHBoxLayout()  # what the box is doing now: editing, or a reply to go on with
         above.setContentsMargins(SPACING.xs, 0, 0, 0)
         above.addWidget(self.edit_label, 1)
+        self.tools_note = QLabel()
+        self.tools_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.tools_note.setWordWrap(True)
+        self.tools_note.setProperty("tone", "muted")
+        self.tools_note.setProperty("type", "small")
+        self.tools_note.hide()
+        above.addWidget(self.tools_note, 1)
         above.addStretch(0)
         above.addWidget(self.continue_btn)
         column = QVBoxLayout(self)
@@ -156,6 +174,8 @@ class ChatPanel(QWidget):
         column.addWidget(self.chat, 1)
         column.addLayout(above)
         column.addWidget(self.attachments)
+        self.approval = ToolApprovalBar(self.session.decide)
+        column.addWidget(self.approval)
         column.addWidget(self.composer)
         column.addWidget(self.chat_status)
         # The conversation's settings: a drawer the window places beside the chat.
@@ -173,6 +193,11 @@ class ChatPanel(QWidget):
         session.conversation_changed.connect(self._on_conversation)
         session.stats_changed.connect(self.chat_status.show_stats)
         session.trimmed.connect(self.chat_status.show_trimmed)
+        session.approval_changed.connect(self.approval.show_approval)
+        if session.tools is not None:  # a tool turned on or off: the composer's note follows
+            session.tools.changed.connect(self.update_buttons)
+            session.tools.changed.connect(self._show_conversation_tools)
+        self.chat_settings.tools.changed.connect(session.set_tools_off)
 
     def _follow(self, active: ActiveModel) -> None:
         active.leaving.connect(lambda died: self.session.runner_died() if died
@@ -270,10 +295,15 @@ class ChatPanel(QWidget):
         self.chat_status.reset()
         self._show_chat_settings()
         self.chat_settings.knowledge.set_paths(self.session.knowledge)
+        self._show_conversation_tools()
         if self._documents is not None:
             self._documents.watch(self.session.knowledge)
         self._current(transcript.conversation_id)
         self.update_buttons()
+
+    def _show_conversation_tools(self) -> None:
+        self.chat_settings.tools.set_sources(self.session.tool_sources(),
+                                             self.session.tools_off())
 
     def _knowledge_changed(self, paths: list[str]) -> None:
         self.session.set_knowledge(paths)
@@ -409,6 +439,9 @@ class ChatPanel(QWidget):
         reading = self._documents is not None and self._documents.busy
         self.send_btn.setEnabled(ready and not streaming and not reading)
         self.attachments.set_blind(_blind(self.active.endpoint))
+        toolless = _toolless(self.active.endpoint, self.session.tools_wanted())
+        self.tools_note.setText(toolless)
+        self.tools_note.setVisible(bool(toolless) and self._editing is None)
         self.stop_btn.setEnabled(streaming)
         # One of the two in the composer's corner: Send, or Stop while a reply streams.
         self.send_btn.setVisible(not streaming)

@@ -39,6 +39,7 @@ from app.chat.sampling import (
     preset_of,
 )
 from app.ui.common import plain_label
+from app.ui.conversation_tools import ConversationToolsBox
 from app.ui.knowledge_box import KnowledgeBox
 from app.ui.lang import format_number, tr, ui_text
 from app.ui.style.components import heading, set_tone
@@ -143,6 +144,8 @@ class ChatSettingsPanel(QWidget):
         layout.addWidget(self.reset)
         self.knowledge = KnowledgeBox()  # the conversation's documents (the chat panel's)
         layout.addWidget(self.knowledge)
+        self.tools = ConversationToolsBox()  # the conversation's tools (the chat panel's)
+        layout.addWidget(self.tools)
         layout.addStretch(1)
         self._tab_order()
         self._show_defaults()

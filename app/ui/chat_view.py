@@ -115,6 +115,12 @@ def words() -> Words:
         documents=tr("With this message:"), document_whole=tr("{name} (whole)"),
         document_passage=tr("1 passage from {name}"),
         document_passages=tr("{count} passages from {name}"), page=tr("page {number}"),
+        tool_line=tr("Tool {name}: {status}"), tool_states=(
+            ("asking", tr("waiting for your answer")), ("running", tr("running…")),
+            ("ok", tr("done")), ("error", tr("failed")), ("denied", tr("not allowed")),
+            ("timed_out", tr("took too long")), ("cancelled", tr("cancelled")),
+            ("unknown", tr("no such tool"))),
+        tool_arguments=tr("Arguments"), tool_result=tr("Result"),
         notes=_notes())
 
 

@@ -47,6 +47,7 @@ from app.remote.share import SHARED_KEY, Interface, SharedKey, network_interface
 from app.runtimes.catalog import Runtime, list_runtimes
 from app.runtimes.choose import RuntimeChoice
 from app.services.protocols import HubLike, LocalModelsLike, RemoteLike, RunnerLike
+from app.services.tools import ToolService
 from app.services.workers import WorkersService
 from app.settings import AppSettings, save_settings
 from app.ui.common import wheel_only_when_focused
@@ -62,8 +63,10 @@ from app.ui.settings_tabs.general import (
     RuntimeBox,
 )
 from app.ui.settings_tabs.layout import ScrollingPage, Section, note, page
+from app.ui.settings_tabs.mcp_servers import ChooseFile, McpServersBox
 from app.ui.settings_tabs.server import Autostart, ServerBox
 from app.ui.settings_tabs.sharing import APPLY_NOW, SharingBox
+from app.ui.settings_tabs.tools import ToolsBox
 from app.ui.style.components import Banner
 from app.ui.style.icons import icon
 from app.ui.style.tokens import SPACING
@@ -81,20 +84,26 @@ OPENING_MIN = QSize(1000, 700)
 # Every page in the rail's order: (key, icon). Servers and Other computers only with their
 # service.
 PAGES = (("general", "settings"), ("models", "models"), ("sharing", "sharing"),
-         ("servers", "server"), ("others", "monitor"), ("runtime", "hardware"),
+         ("servers", "server"), ("tools", "tools"), ("others", "monitor"),
+         ("runtime", "hardware"),
          ("appearance", "appearance"), ("language", "language"))
 
 
 def page_title(key: str) -> str:
     """A page's name in the rail and over the page, in the window's language."""
     return {"general": tr("General"), "models": tr("Models"), "sharing": tr("Sharing"),
-            "servers": tr("Servers"), "others": tr("Other computers"),
+            "servers": tr("Servers"), "tools": tr("Tools"), "others": tr("Other computers"),
             "runtime": tr("Runtime"), "appearance": tr("Appearance"),
             "language": tr("Language")}[key]
 
 
 def _choose_folder(parent: QWidget, caption: str, start: str) -> str:
     return QFileDialog.getExistingDirectory(parent, caption, start)
+
+
+def _choose_file(parent: QWidget, caption: str, filter: str, save: bool) -> str:
+    ask = QFileDialog.getSaveFileName if save else QFileDialog.getOpenFileName
+    return ask(parent, caption, "", filter)[0]
 
 
 def _copy(text: str) -> None:
@@ -127,6 +136,8 @@ class SettingsDialog(QDialog):
                  shared_key: SharedKey | None = None,
                  reload: Callable[[], bool] | None = None,
                  autostart: Autostart | None = None,
+                 tools: ToolService | None = None,
+                 choose_file: ChooseFile | None = None,
                  parent: QWidget | None = None) -> None:
         """``apply_theme(theme)`` switches the theme (ThemeController.apply); ``save(settings)``
         writes them (raises OSError); ``folders()`` is the library's folders now (the
@@ -141,14 +152,14 @@ class SettingsDialog(QDialog):
         applies now (app/services/sharing.py; None: no "Apply now", changes wait for the next
         load). ``autostart``: the model server's start-at-login entry (app/autostart.py; None:
         no model server section, as in tests, which must not write the person's login
-        entries)."""
+        entries). ``tools``, ``choose_file``: Settings → Tools' service and file dialog."""
         super().__init__(parent)
         self.setWindowTitle(tr("Settings"))
         # The rail first (the tab chain starts there), and the message banner before the
         # sections: they may have something to say as they are built.
-        keys = [k for k, _i in PAGES if (k != "servers" or remote is not None)
-                and (k != "others" or workers is not None)]
-        rail = self._build_rail(keys)
+        absent = {k for k, service in (("servers", remote), ("others", workers),
+                                       ("tools", tools)) if service is None}
+        rail = self._build_rail(keys := [k for k, _i in PAGES if k not in absent])
         self.banner = Banner()
         self.message = self.banner.text
         self.message.setObjectName("message")
@@ -170,13 +181,11 @@ class SettingsDialog(QDialog):
         self.logs_box = LogsBox(log_folder or paths.log_dir(),
                                 open_url or QDesktopServices.openUrl)
         self._expose_controls()
-        self.servers_panel: ServersPanel | None = None
+        self.servers_panel = ServersPanel(remote) if remote is not None else None
         if remote is not None:
-            self.servers_panel = ServersPanel(remote)
             remote.failed.connect(self._on_failed)
-        self.workers_box: WorkersBox | None = None
-        if workers is not None:
-            self.workers_box = WorkersBox(workers)
+        self.tools_box, self.mcp_box = self._tool_boxes(tools, choose_folder, choose_file)
+        self.workers_box = WorkersBox(workers) if workers is not None else None
         self.pages = QStackedWidget()
         for key in keys:
             self.pages.addWidget(ScrollingPage(self._page_content(key)))
@@ -190,6 +199,17 @@ class SettingsDialog(QDialog):
         self.show_page(keys[0])
         self.resize(self._opening_size())
         self._sized = False  # sized again as it is first shown (see showEvent)
+
+    def _tool_boxes(self, tools: ToolService | None,
+                    choose_folder: Callable[[QWidget, str, str], str] | None,
+                    choose_file: ChooseFile | None
+                    ) -> tuple[ToolsBox | None, McpServersBox | None]:
+        """Settings → Tools: the built-in tools and the MCP servers (none without a service)."""
+        if tools is None:
+            return None, None
+        return (ToolsBox(tools, choose_folder or _choose_folder),
+                McpServersBox(tools, choose_file or _choose_file,
+                              lambda text: self._set_message(text, False)))
 
     def showEvent(self, event: QShowEvent) -> None:
         # Sized again here, the first time: before it is shown, wrapped rows are counted a few
@@ -296,6 +316,9 @@ class SettingsDialog(QDialog):
             kept.setObjectName("servers_note")
             servers.body.addWidget(kept)
             return page(title, servers)
+        if key == "tools":
+            assert self.tools_box is not None and self.mcp_box is not None
+            return page(title, self.tools_box, self.mcp_box)
         if key == "others":
             assert self.workers_box is not None
             return page(title, self.workers_box)

@@ -2335,6 +2335,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Der Schlüsselbund des Systems konnte den Schlüssel nicht löschen ({detail}). Wenn er gesperrt ist, entsperren Sie ihn und versuchen Sie es erneut.</translation>
     </message>
     <message>
+        <source>This model&apos;s chat template knows no tools, so the tools turned on in Settings → Tools are not offered to it. A model made for tool calling (Qwen, Llama 3.1, Mistral) can use them.</source>
+        <translation>Die Chat-Vorlage dieses Modells kennt keine Werkzeuge, daher werden ihm die unter Einstellungen → Werkzeuge eingeschalteten Werkzeuge nicht angeboten. Ein Modell für Werkzeugaufrufe (Qwen, Llama 3.1, Mistral) kann sie nutzen.</translation>
+    </message>
+    <message>
         <source>Images are not sent to a server&apos;s model (whether it sees images is not known); they stay with the message.</source>
         <translation>Bilder werden nicht an das Modell eines Servers gesendet (ob es Bilder sieht, ist nicht bekannt); sie bleiben bei der Nachricht.</translation>
     </message>
@@ -2581,6 +2585,46 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     <message>
         <source>page {number}</source>
         <translation>Seite {number}</translation>
+    </message>
+    <message>
+        <source>Tool {name}: {status}</source>
+        <translation>Werkzeug {name}: {status}</translation>
+    </message>
+    <message>
+        <source>waiting for your answer</source>
+        <translation>wartet auf Ihre Antwort</translation>
+    </message>
+    <message>
+        <source>running…</source>
+        <translation>läuft…</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>fehlgeschlagen</translation>
+    </message>
+    <message>
+        <source>not allowed</source>
+        <translation>nicht erlaubt</translation>
+    </message>
+    <message>
+        <source>took too long</source>
+        <translation>dauerte zu lange</translation>
+    </message>
+    <message>
+        <source>cancelled</source>
+        <translation>abgebrochen</translation>
+    </message>
+    <message>
+        <source>no such tool</source>
+        <translation>kein solches Werkzeug</translation>
+    </message>
+    <message>
+        <source>Arguments</source>
+        <translation>Argumente</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>Ergebnis</translation>
     </message>
     <message>
         <source>Stopped.</source>
@@ -4030,6 +4074,18 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Andere Computer</translation>
     </message>
     <message>
+        <source>Tools</source>
+        <translation>Werkzeuge</translation>
+    </message>
+    <message>
+        <source>What this conversation offers a model that knows tools; each call is still asked about.</source>
+        <translation>Was diese Unterhaltung einem Modell anbietet, das Werkzeuge kennt; jeder Aufruf wird trotzdem erfragt.</translation>
+    </message>
+    <message>
+        <source>Offer {tools} in this conversation</source>
+        <translation>{tools} in dieser Unterhaltung anbieten</translation>
+    </message>
+    <message>
         <source>Appearance</source>
         <translation>Darstellung</translation>
     </message>
@@ -4477,8 +4533,142 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Wird heruntergeladen…</translation>
     </message>
     <message>
+        <source>MCP servers</source>
+        <translation>MCP-Server</translation>
+    </message>
+    <message>
+        <source>Servers that give models more tools, started when a conversation uses them and stopped when Hearth closes. Each call is still asked about. A server&apos;s descriptions of its tools are its own words: read them before you allow anything.</source>
+        <translation>Server, die Modellen weitere Werkzeuge geben: gestartet, wenn eine Unterhaltung sie nutzt, und beendet, wenn Hearth schließt. Jeder Aufruf wird trotzdem erfragt. Wie ein Server seine Werkzeuge beschreibt, sind seine eigenen Worte: Lesen Sie sie, bevor Sie etwas erlauben.</translation>
+    </message>
+    <message>
+        <source>Name, such as files</source>
+        <translation>Name, etwa files</translation>
+    </message>
+    <message>
+        <source>A command (npx -y @modelcontextprotocol/server-filesystem ~/notes) or an https:// address</source>
+        <translation>Ein Befehl (npx -y @modelcontextprotocol/server-filesystem ~/notes) oder eine https://-Adresse</translation>
+    </message>
+    <message>
+        <source>Command or address</source>
+        <translation>Befehl oder Adresse</translation>
+    </message>
+    <message>
+        <source>Environment variables (command) or headers (address), one NAME=value a line</source>
+        <translation>Umgebungsvariablen (Befehl) oder Header (Adresse), ein NAME=Wert pro Zeile</translation>
+    </message>
+    <message>
+        <source>Environment or headers</source>
+        <translation>Umgebung oder Header</translation>
+    </message>
+    <message>
+        <source>Add server</source>
+        <translation>Server hinzufügen</translation>
+    </message>
+    <message>
+        <source>Import…</source>
+        <translation>Importieren…</translation>
+    </message>
+    <message>
+        <source>Add the servers of an mcpServers JSON file (Claude Desktop, LM Studio, Cursor)</source>
+        <translation>Die Server einer mcpServers-JSON-Datei hinzufügen (Claude Desktop, LM Studio, Cursor)</translation>
+    </message>
+    <message>
+        <source>Import MCP servers</source>
+        <translation>MCP-Server importieren</translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation>Exportieren…</translation>
+    </message>
+    <message>
+        <source>Save the servers as an mcpServers JSON file (header values left empty)</source>
+        <translation>Die Server als mcpServers-JSON-Datei speichern (Header-Werte bleiben leer)</translation>
+    </message>
+    <message>
+        <source>Export MCP servers</source>
+        <translation>MCP-Server exportieren</translation>
+    </message>
+    <message>
+        <source>No MCP servers yet.</source>
+        <translation>Noch keine MCP-Server.</translation>
+    </message>
+    <message>
+        <source>On</source>
+        <translation>An</translation>
+    </message>
+    <message>
+        <source>{name} on</source>
+        <translation>{name} an</translation>
+    </message>
+    <message>
+        <source>Test</source>
+        <translation>Testen</translation>
+    </message>
+    <message>
+        <source>Test {name}</source>
+        <translation>{name} testen</translation>
+    </message>
+    <message>
+        <source>Off.</source>
+        <translation>Aus.</translation>
+    </message>
+    <message numerus="yes">
+        <source>Ready with %n tool(s).</source>
+        <translation>
+            <numerusform>Bereit mit %n Werkzeug.</numerusform>
+            <numerusform>Bereit mit %n Werkzeugen.</numerusform>
+        </translation>
+    </message>
+    <message>
         <source>Starting…</source>
         <translation>Wird gestartet…</translation>
+    </message>
+    <message>
+        <source>Failed: {error}</source>
+        <translation>Fehlgeschlagen: {error}</translation>
+    </message>
+    <message>
+        <source>no reason given</source>
+        <translation>kein Grund angegeben</translation>
+    </message>
+    <message>
+        <source>Not started (it starts when a conversation uses it, or with Test).</source>
+        <translation>Nicht gestartet (er startet, wenn eine Unterhaltung ihn nutzt, oder mit Testen).</translation>
+    </message>
+    <message>
+        <source>Give the server a name of letters, digits, spaces, “_”, “.” or “-”, at most 64 characters.</source>
+        <translation>Geben Sie dem Server einen Namen aus Buchstaben, Ziffern, Leerzeichen, „_“, „.“ oder „-“, höchstens 64 Zeichen.</translation>
+    </message>
+    <message>
+        <source>There is already a server named {name}.</source>
+        <translation>Es gibt schon einen Server namens {name}.</translation>
+    </message>
+    <message>
+        <source>Write each variable or header as NAME=value, one a line.</source>
+        <translation>Schreiben Sie jede Variable und jeden Header als NAME=Wert, einen pro Zeile.</translation>
+    </message>
+    <message>
+        <source>The command cannot be read: {error}.</source>
+        <translation>Der Befehl ist nicht lesbar: {error}.</translation>
+    </message>
+    <message>
+        <source>Give the command that starts the server, or its https:// address.</source>
+        <translation>Geben Sie den Befehl an, der den Server startet, oder seine https://-Adresse.</translation>
+    </message>
+    <message>
+        <source>The file could not be read: {error}</source>
+        <translation>Die Datei konnte nicht gelesen werden: {error}</translation>
+    </message>
+    <message numerus="yes">
+        <source>Added %n server(s); none was started.</source>
+        <translation>
+            <numerusform>%n Server hinzugefügt; keiner wurde gestartet.</numerusform>
+            <numerusform>%n Server hinzugefügt; keiner wurde gestartet.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The file could not be written: {error}</source>
+        <translation>Die Datei konnte nicht geschrieben werden: {error}</translation>
     </message>
     <message>
         <source>{name} is downloading. It can be used as soon as it is here.</source>
@@ -5318,6 +5508,149 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
     <message>
         <source>{projector} loads with {model} from its next load: the model can see images.</source>
         <translation>{projector} wird ab dem nächsten Laden mit {model} geladen: Das Modell kann Bilder sehen.</translation>
+    </message>
+    <message>
+        <source>Stopped after {count} rounds of tool calls, the most one reply may make (Settings → Tools).</source>
+        <translation>Nach {count} Runden von Werkzeugaufrufen angehalten, so viele darf eine Antwort höchstens machen (Einstellungen → Werkzeuge).</translation>
+    </message>
+    <message>
+        <source>A tool call waits for your answer</source>
+        <translation>Ein Werkzeugaufruf wartet auf Ihre Antwort</translation>
+    </message>
+    <message>
+        <source>The call&apos;s arguments</source>
+        <translation>Die Argumente des Aufrufs</translation>
+    </message>
+    <message>
+        <source>Allow once</source>
+        <translation>Einmal erlauben</translation>
+    </message>
+    <message>
+        <source>Allow in this conversation</source>
+        <translation>In dieser Unterhaltung erlauben</translation>
+    </message>
+    <message>
+        <source>Always allow</source>
+        <translation>Immer erlauben</translation>
+    </message>
+    <message>
+        <source>Run this tool without asking from now on, as long as its server describes it as it does now</source>
+        <translation>Dieses Werkzeug ab jetzt ohne Nachfrage ausführen, solange sein Server es so beschreibt wie jetzt</translation>
+    </message>
+    <message>
+        <source>Deny</source>
+        <translation>Ablehnen</translation>
+    </message>
+    <message>
+        <source>Do not run it; the model is told you did not allow it</source>
+        <translation>Nicht ausführen; dem Modell wird gesagt, dass Sie es nicht erlaubt haben</translation>
+    </message>
+    <message>
+        <source>built into Hearth</source>
+        <translation>in Hearth eingebaut</translation>
+    </message>
+    <message>
+        <source>from the server {server}</source>
+        <translation>vom Server {server}</translation>
+    </message>
+    <message>
+        <source>The model wants to run the tool {name} ({where}).</source>
+        <translation>Das Modell möchte das Werkzeug {name} ausführen ({where}).</translation>
+    </message>
+    <message>
+        <source>How the tool describes itself: {text}</source>
+        <translation>So beschreibt sich das Werkzeug selbst: {text}</translation>
+    </message>
+    <message>
+        <source>The tool gives no description.</source>
+        <translation>Das Werkzeug gibt keine Beschreibung.</translation>
+    </message>
+    <message>
+        <source>The file is larger than 1 MiB; an mcpServers file is much smaller. Choose the right file.</source>
+        <translation>Die Datei ist größer als 1 MiB; eine mcpServers-Datei ist viel kleiner. Wählen Sie die richtige Datei.</translation>
+    </message>
+    <message>
+        <source>The file is not JSON ({error}).</source>
+        <translation>Die Datei ist kein JSON ({error}).</translation>
+    </message>
+    <message>
+        <source>The file has no “mcpServers” object, so it is not an MCP servers file (Claude Desktop&apos;s claude_desktop_config.json or LM Studio&apos;s mcp.json are).</source>
+        <translation>Die Datei hat kein „mcpServers“-Objekt und ist daher keine MCP-Server-Datei (claude_desktop_config.json von Claude Desktop oder mcp.json von LM Studio sind es).</translation>
+    </message>
+    <message>
+        <source>List files in the chosen folder</source>
+        <translation>Dateien im gewählten Ordner auflisten</translation>
+    </message>
+    <message>
+        <source>Read text files in the chosen folder</source>
+        <translation>Textdateien im gewählten Ordner lesen</translation>
+    </message>
+    <message>
+        <source>Calculator</source>
+        <translation>Rechner</translation>
+    </message>
+    <message>
+        <source>Current date and time</source>
+        <translation>Aktuelles Datum und Uhrzeit</translation>
+    </message>
+    <message>
+        <source>Built-in tools</source>
+        <translation>Eingebaute Werkzeuge</translation>
+    </message>
+    <message>
+        <source>Models that know tools may call these during a reply; each call is shown and, until you decide otherwise, asked about first. None of them reaches the network or runs a command.</source>
+        <translation>Modelle, die Werkzeuge kennen, dürfen diese während einer Antwort aufrufen; jeder Aufruf wird angezeigt und, bis Sie anders entscheiden, vorher erfragt. Keines davon greift auf das Netz zu oder führt einen Befehl aus.</translation>
+    </message>
+    <message>
+        <source>Choose folder…</source>
+        <translation>Ordner wählen…</translation>
+    </message>
+    <message>
+        <source>Choose the folder the file tools read</source>
+        <translation>Den Ordner wählen, den die Datei-Werkzeuge lesen</translation>
+    </message>
+    <message>
+        <source>Folder for the file tools</source>
+        <translation>Ordner für die Datei-Werkzeuge</translation>
+    </message>
+    <message>
+        <source>Tool rounds in one reply, at most</source>
+        <translation>Werkzeugrunden pro Antwort, höchstens</translation>
+    </message>
+    <message>
+        <source>A model that keeps calling tools is stopped after this many rounds.</source>
+        <translation>Ein Modell, das immer weiter Werkzeuge aufruft, wird nach so vielen Runden angehalten.</translation>
+    </message>
+    <message>
+        <source>Time limit of one call</source>
+        <translation>Zeitlimit eines Aufrufs</translation>
+    </message>
+    <message>
+        <source>A call that takes longer is cancelled and the model is told.</source>
+        <translation>Ein Aufruf, der länger dauert, wird abgebrochen, und das Modell erfährt es.</translation>
+    </message>
+    <message>
+        <source>Ask again about every tool</source>
+        <translation>Bei jedem Werkzeug wieder fragen</translation>
+    </message>
+    <message>
+        <source>Standing decisions</source>
+        <translation>Feste Entscheidungen</translation>
+    </message>
+    <message>
+        <source>None chosen: the file tools have nothing to read until you choose one.</source>
+        <translation>Keiner gewählt: Die Datei-Werkzeuge haben nichts zu lesen, bis Sie einen wählen.</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n tool(s) allowed or denied without asking.</source>
+        <translation>
+            <numerusform>%n Werkzeug ohne Nachfrage erlaubt oder abgelehnt.</numerusform>
+            <numerusform>%n Werkzeuge ohne Nachfrage erlaubt oder abgelehnt.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The folder the file tools may read</source>
+        <translation>Der Ordner, den die Datei-Werkzeuge lesen dürfen</translation>
     </message>
 </context>
 <context>

@@ -169,6 +169,15 @@ class FakeStreamer(QObject):
         req, self.current = self.current, None
         self.ended.emit(StreamEnded(req.id, reason, None))
 
+    def call_tools(self, *calls: tuple[str, str]) -> None:
+        """End the reply with tool calls, each (name, arguments as JSON text)."""
+        assert self.current is not None
+        req, self.current = self.current, None
+        self.ended.emit(StreamEnded(req.id, "tool_calls", None, tool_calls=tuple(
+            {"id": f"call_{req.id}_{n}", "type": "function",
+             "function": {"name": name, "arguments": args}}
+            for n, (name, args) in enumerate(calls))))
+
     def fail(self, kind: FailureKind, message: str) -> None:
         assert self.current is not None
         req, self.current = self.current, None

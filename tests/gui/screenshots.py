@@ -83,6 +83,16 @@ For files with a different separator, pass `delimiter=";"`.
 """
 
 # Conversations for the sidebar: (title, days ago, pinned).
+# A reply that called the built-in calculator (issue 31), as the app keeps one: the round's text,
+# the call with its arguments, result and time, then the answer written after it.
+TOOL_QUESTION = "How many days are there in 7 weeks and 3 days, and how many hours is that?"
+TOOL_ANSWER = ("**52 days**, which is **1,248 hours** (52 × 24). The calculator did the "
+               "multiplication; expand the call above to see what it was asked and what it said.")
+TOOL_META = {"tool_rounds": [{"text": "Let me work that out exactly.", "calls": [
+    {"id": "call_1", "name": "calculate", "tool": "builtin/calculate",
+     "arguments": '{"expression": "(7*7 + 3) * 24"}', "status": "ok", "result": "1248",
+     "ms": 3}]}], "finish": "stop"}
+
 SIDEBAR = (
     ("Trip plan for Lisbon", 0.1, True),
     ("Regex for ISO dates", 0.2, False),
@@ -200,12 +210,15 @@ class Shot:
             rows += [r[0] for r in db.query("SELECT model FROM conversations", action="read")]
             for (content,) in db.query("SELECT content FROM messages", action="read"):
                 rows += written(content)
+            for (meta,) in db.query("SELECT meta FROM messages", action="read"):
+                rows += _tool_words(meta)  # a reply's tool calls: the model's and the tool's
             return rows
 
         found += self.store(read)
         window = self.gui.window
         for message in window.chat.messages():  # those not stored yet (a reply streaming)
             found += written(getattr(message, "content", "") or "")
+            found += _tool_words(json.dumps(getattr(message, "meta", {}) or {}))
         for text in self.also_shown:
             found += written(text)
         for path in window.chat_panel.attachments.paths:  # the chips: the files' names
@@ -383,6 +396,10 @@ class Shot:
             convs.append_message(conv, "user", MARKDOWN_QUESTION)
             convs.append_message(conv, "assistant", MARKDOWN_REPLY)
             ids["markdown"] = conv
+            conv = convs.create("Seven weeks in days", self.model.name if self.model else "")
+            convs.append_message(conv, "user", TOOL_QUESTION)
+            convs.append_message(conv, "assistant", TOOL_ANSWER, meta=TOOL_META)
+            ids["tools"] = conv
             return ids
 
         self._seeded = self.store(write)
@@ -786,6 +803,57 @@ def _chat_image(s: Shot) -> None:
         s.gui.session.params = params
     s.data += [model.name, model.stem]
     s.window_shot("chat-image")
+
+
+def _tool_words(meta: str) -> list[str]:
+    """What a reply's tool calls show (app/chat/toolcalls.py): the rounds' text, the calls'
+    names, arguments (as the view pretty-prints them) and results: data, not Hearth's words."""
+    from app.chat.message import Message
+    from app.chat.toolcalls import calls_of, rounds_of
+
+    try:
+        parsed = json.loads(meta)
+    except ValueError:
+        return []
+    found: list[str] = []
+    for round_ in rounds_of(Message("assistant", "", meta=parsed if isinstance(parsed, dict)
+                                    else {})):
+        found += written(str(round_.get("text") or ""))
+        for call in calls_of(round_):
+            arguments = str(call.get("arguments") or "")
+            try:
+                arguments = json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+            except ValueError:
+                pass
+            found += [str(call.get("name") or ""), *arguments.splitlines(),
+                      *written(arguments), *written(str(call.get("result") or ""))]
+    return found
+
+
+@screen("chat-tool-call", needs_model=True)
+def _chat_tool_call(s: Shot) -> None:
+    """A stored reply that called a tool (written by the script, as the app keeps one), its
+    call unfolded; and the question before a call runs, over the message box."""
+    from app.services.tool_round import Approval
+    from app.tools.builtin import BUILTIN_TOOLS
+
+    s.load_model()
+    ids = s.seed_conversations()
+    s.gui.conversations.open(ids["tools"])
+    s.settle(800)
+    view = s.gui.window.chat_panel.chat
+    view._on_action("think/1")  # the call unfolded, as a click on its line does
+    s.settle(300)
+    s.window_shot("chat-tool-call")
+    bar = s.gui.window.chat_panel.approval
+    call = {"id": "call_2", "name": "calculate", "tool": "builtin/calculate",
+            "arguments": '{"expression": "52 * 24 * 60"}', "status": "asking"}
+    bar.show_approval(Approval("shot", BUILTIN_TOOLS["calculate"].spec, call))
+    s.settle(300)
+    try:
+        s.window_shot("chat-tool-approval")
+    finally:
+        bar.show_approval(None)
 
 
 @screen("chat-markdown", needs_model=True)

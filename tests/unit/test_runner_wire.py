@@ -281,3 +281,15 @@ def test_the_app_names_the_built_in_runtime_where_the_runner_could_choose_anothe
     monkeypatch.setenv("HEARTH_RUNTIME", "built-in")  # the runner reads it too
     assert chosen().builtin
     assert not any(a.startswith("--runtime") for a in selection.program().argv)
+
+
+def test_the_app_may_import_only_the_wire_module_of_the_mcp_host() -> None:
+    """The same for the MCP host (mcphost/): every module but its wire one is named."""
+    import mcphost
+
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"][
+        "contracts"]
+    (app_side,) = [c for c in contracts if c.get("source_modules") == ["app", "app.**"]
+                   and "mcphost" in c.get("forbidden_modules", [])]
+    modules = {f"mcphost.{m.name}" for m in pkgutil.iter_modules(mcphost.__path__)}
+    assert set(app_side["forbidden_modules"]) == {"mcphost"} | modules - {"mcphost.wire"}

@@ -89,3 +89,11 @@ def test_forced_grammar_shape() -> None:
     g = wrap_grammar('root ::= "{" "}"\nspace ::= " "?', "hermes")
     assert g.splitlines()[0] == 'root ::= "<tool_call>\\n" tool-call "\\n</tool_call>"'
     assert 'tool-call ::= "{" "}"' in g and g.count("root ::=") == 1
+
+
+def test_a_call_whose_string_holds_a_raw_control_character_stays_a_call() -> None:
+    # Seen from a forced call: the grammar let a byte token (U+0012) into a string.
+    text = '<tool_call>\n{"name": "calculate", "arguments": {"expression": "1\x12+1"}}\n</tool_call>'
+    content, calls = parse(text, "hermes", ["calculate"])
+    assert content == "" and [c.name for c in calls] == ["calculate"]
+    assert json.loads(calls[0].arguments) == {"expression": "1\x12+1"}  # valid JSON out

@@ -43,7 +43,7 @@ NAMES: dict[str, str] = {
     "ok": "circle-check", "failed": "circle-x", "speed": "gauge", "memory": "memory-stick",
     "fast": "zap", "user": "user", "assistant": "bot", "recommended": "sparkles",
     "busy": "loader-circle", "history": "history", "sidebar": "panel-left", "key": "key-round",
-    "collapse": "chevron-up", "drawer": "panel-right",
+    "collapse": "chevron-up", "drawer": "panel-right", "tools": "wrench",
 }
 
 
