@@ -285,6 +285,22 @@ class ChatSettings:
                    sampling=Sampling.from_dict(data.get("sampling")))
 
 
+# A conversation's thinking choice (in its settings): "" the model's default, "on"/"off" for a
+# template with enable_thinking, "low"/"medium"/"high" for one with reasoning_effort.
+THINKING = "thinking"
+EFFORTS = ("low", "medium", "high")
+
+
+def thinking_params(control: str, choice: str) -> dict[str, Any]:
+    """The request parameters for ``choice`` on a model whose template has ``control``
+    (app/loading/endpoint.py thinking_control): nothing when they do not match."""
+    if control == "toggle" and choice in ("on", "off"):
+        return {"chat_template_kwargs": {"enable_thinking": choice == "on"}}
+    if control == "effort" and choice in EFFORTS:
+        return {"reasoning_effort": choice}
+    return {}
+
+
 def fold_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The messages with a leading system message moved into the first user message.
 

@@ -30,6 +30,15 @@ class ReplyStream(Protocol):
     def close(self) -> None: ...
 
 
+def thinking_control(template: str) -> str:
+    """How a chat template lets the model's thinking be set: "toggle" when it reads
+    ``enable_thinking`` (Qwen 3), "effort" when it reads ``reasoning_effort`` (gpt-oss), "" when
+    neither (the runner hands both to the template: runner/server.py _template_variables)."""
+    if "reasoning_effort" in template:
+        return "effort"
+    return "toggle" if "enable_thinking" in template else ""
+
+
 @dataclass(frozen=True)
 class ChatEndpoint:
     """``url`` and ``key`` reach the API; ``source`` names what answers (and is recorded with
@@ -45,12 +54,16 @@ class ChatEndpoint:
     # runner/tools.py: a template that never mentions them cannot show the model any); a
     # server's model gets them, and a server that refuses them is asked again without.
     tools: bool = False
+    # How the model's thinking can be set (its chat template's options): "toggle" (Qwen 3's
+    # enable_thinking), "effort" (gpt-oss's reasoning_effort) or "" (not at all).
+    thinking: str = ""
 
     @staticmethod
     def local(url: str, key: str | None, model_path: str, sees_images: bool = False,
-              tools: bool = False) -> ChatEndpoint:
+              tools: bool = False, thinking: str = "") -> ChatEndpoint:
         """This computer's runner, serving ``model_path``."""
-        return ChatEndpoint(url, key or "", ReplySource(model_path), sees_images, tools)
+        return ChatEndpoint(url, key or "", ReplySource(model_path), sees_images, tools,
+                            thinking)
 
     @staticmethod
     def remote(url: str, key: str, model: str, server_name: str,

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.i18n import T_
 from app.loading import text as load_text
-from app.loading.endpoint import ChatEndpoint
+from app.loading.endpoint import ChatEndpoint, thinking_control
 from app.loading.state import ActiveState, Phase, Step
 from app.planner.plan import LaunchPlan
 from app.planner.types import Pins
@@ -236,9 +236,10 @@ class ActiveModel(QObject):
             return None
         model = getattr(self.loader.plan, "model", None)  # the plan the runner was started with
         template = getattr(model, "chat_template", None)
+        template = template if isinstance(template, str) else ""
         return ChatEndpoint.local(self.runner.url, self.runner.key, self.runner.model,
                                   getattr(model, "projector", None) is not None,
-                                  isinstance(template, str) and "tools" in template)
+                                  "tools" in template, thinking_control(template))
 
     def _on_runner_state(self, state: RunnerState) -> None:
         step = self.state.runner_state(state.value, self._local_endpoint(state))

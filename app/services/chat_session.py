@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.chat.message import Message
-from app.chat.sampling import ChatSettings, Sampling, fold_system
+from app.chat.sampling import THINKING, ChatSettings, Sampling, fold_system, thinking_params
 from app.chat.stats import ReplyStats
 from app.chat.toolcalls import ModelCall, begin_round, end_open_calls
 from app.chat.transcript import IMAGES, KNOWLEDGE, ReplyEnd, Transcript
@@ -249,6 +249,19 @@ class ChatSession(QObject):
         """The tool call the person is being asked about (an Approval), if any."""
         return self._round.question if self._round is not None else None
 
+    @property
+    def thinking(self) -> str:
+        """The conversation's thinking choice ("" the model's default; "on", "off"; "low",
+        "medium", "high")."""
+        value = self.transcript.settings.get(THINKING)
+        return value if isinstance(value, str) else ""
+
+    def set_thinking(self, value: str) -> None:
+        """Keep the conversation's thinking choice (from the next reply)."""
+        if value != self.thinking:
+            self.transcript.settings = {**self.transcript.settings, THINKING: value}
+            self._store.save_settings(self.transcript)
+
     def tool_sources(self) -> list[str]:
         """The sources of tools turned on in Settings (built-in, each server), which a
         conversation may leave out."""
@@ -329,7 +342,8 @@ class ChatSession(QObject):
         if not endpoint.model and self.transcript.model:
             # An endpoint that names no model (a test's) is the conversation's local model.
             endpoint = ChatEndpoint.local(endpoint.url, endpoint.key, self.transcript.model,
-                                          endpoint.sees_images, endpoint.tools)
+                                          endpoint.sees_images, endpoint.tools,
+                                          endpoint.thinking)
         if endpoint.model:
             # Where this reply comes from (a continued reply may change hands: the last wins).
             live.meta["source"] = endpoint.source.to_meta()
@@ -365,7 +379,8 @@ class ChatSession(QObject):
 
     def _send(self, messages: list[dict[str, Any]]) -> None:
         assert self._endpoint is not None
-        params = self.request_params()
+        params = {**thinking_params(self._endpoint.thinking, self.thinking),
+                  **self.request_params()}
         if self._offered:
             params["tools"] = [s.to_openai() for s in self._offered.values()]
         self._request = self._streamer.send(ChatRequest.to(self._endpoint, messages, params,

@@ -198,6 +198,7 @@ class ChatPanel(QWidget):
             session.tools.changed.connect(self.update_buttons)
             session.tools.changed.connect(self._show_conversation_tools)
         self.chat_settings.tools.changed.connect(session.set_tools_off)
+        self.chat_settings.thinking.changed.connect(session.set_thinking)
 
     def _follow(self, active: ActiveModel) -> None:
         active.leaving.connect(lambda died: self.session.runner_died() if died
@@ -304,6 +305,9 @@ class ChatPanel(QWidget):
     def _show_conversation_tools(self) -> None:
         self.chat_settings.tools.set_sources(self.session.tool_sources(),
                                              self.session.tools_off())
+        endpoint = self.active.endpoint
+        self.chat_settings.thinking.show_choice(endpoint.thinking if endpoint else "",
+                                                self.session.thinking)
 
     def _knowledge_changed(self, paths: list[str]) -> None:
         self.session.set_knowledge(paths)
@@ -439,6 +443,7 @@ class ChatPanel(QWidget):
         reading = self._documents is not None and self._documents.busy
         self.send_btn.setEnabled(ready and not streaming and not reading)
         self.attachments.set_blind(_blind(self.active.endpoint))
+        self._show_conversation_tools()  # the model in use decides what thinking allows
         toolless = _toolless(self.active.endpoint, self.session.tools_wanted())
         self.tools_note.setText(toolless)
         self.tools_note.setVisible(bool(toolless) and self._editing is None)

@@ -39,6 +39,7 @@ from app.chat.sampling import (
     preset_of,
 )
 from app.ui.common import plain_label
+from app.ui.conversation_thinking import ConversationThinkingBox
 from app.ui.conversation_tools import ConversationToolsBox
 from app.ui.knowledge_box import KnowledgeBox
 from app.ui.lang import format_number, tr, ui_text
@@ -83,7 +84,6 @@ class ChatSettingsPanel(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)
         self._timer.timeout.connect(self.flush)
-
         layout = QVBoxLayout(self)
         # A drawer at the window's right edge: room on both sides, so its fields do not run
         # into the edge (the splitter's handle is on the left).
@@ -142,10 +142,11 @@ class ChatSettingsPanel(QWidget):
                                  "apply. The system prompt is kept."))
         self.reset.clicked.connect(self._reset)
         layout.addWidget(self.reset)
-        self.knowledge = KnowledgeBox()  # the conversation's documents (the chat panel's)
-        layout.addWidget(self.knowledge)
-        self.tools = ConversationToolsBox()  # the conversation's tools (the chat panel's)
-        layout.addWidget(self.tools)
+        # The conversation's documents, tools and thinking (the chat panel edits them).
+        self.knowledge, self.tools, self.thinking = (
+            KnowledgeBox(), ConversationToolsBox(), ConversationThinkingBox())
+        for box in (self.knowledge, self.tools, self.thinking):
+            layout.addWidget(box)
         layout.addStretch(1)
         self._tab_order()
         self._show_defaults()

@@ -32,6 +32,8 @@ class ConversationToolsBox(QWidget):
     def set_sources(self, sources: list[str], off: list[str]) -> None:
         """Show ``sources`` (BUILTIN and the servers turned on), those in ``off`` unchecked;
         emits nothing. Hidden when there is none."""
+        if list(sources) == list(self.boxes) and list(off) == self._off:
+            return  # the same (the panel asks on every change of the model in use)
         self._off = list(off)
         for box in self.boxes.values():
             box.deleteLater()

@@ -4597,6 +4597,30 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>An</translation>
     </message>
     <message>
+        <source>Off</source>
+        <translation>Aus</translation>
+    </message>
+    <message>
+        <source>Low</source>
+        <translation>Niedrig</translation>
+    </message>
+    <message>
+        <source>Medium</source>
+        <translation>Mittel</translation>
+    </message>
+    <message>
+        <source>High</source>
+        <translation>Hoch</translation>
+    </message>
+    <message>
+        <source>Thinking</source>
+        <translation>Nachdenken</translation>
+    </message>
+    <message>
+        <source>Whether the model thinks before it answers, or how hard: slower, often better.</source>
+        <translation>Ob das Modell nachdenkt, bevor es antwortet, oder wie gründlich: langsamer, oft besser.</translation>
+    </message>
+    <message>
         <source>{name} on</source>
         <translation>{name} an</translation>
     </message>
@@ -5647,6 +5671,22 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
             <numerusform>%n Werkzeug ohne Nachfrage erlaubt oder abgelehnt.</numerusform>
             <numerusform>%n Werkzeuge ohne Nachfrage erlaubt oder abgelehnt.</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Ask first</source>
+        <translation>Zuerst fragen</translation>
+    </message>
+    <message>
+        <source>Allow without asking</source>
+        <translation>Ohne Nachfrage erlauben</translation>
+    </message>
+    <message>
+        <source>Deny without asking</source>
+        <translation>Ohne Nachfrage ablehnen</translation>
+    </message>
+    <message>
+        <source>What to do when a model calls {tool}</source>
+        <translation>Was geschieht, wenn ein Modell {tool} aufruft</translation>
     </message>
     <message>
         <source>The folder the file tools may read</source>

@@ -372,3 +372,36 @@ def test_the_composer_says_why_a_model_gets_no_tools() -> None:
     assert _toolless(TOOLS, wanted=True) == ""  # offered: nothing to say
     assert _toolless(NO_TOOLS, wanted=False) == ""  # none turned on: nothing to say
     assert _toolless(None, wanted=True) == ""  # no model in use
+
+
+def test_thinking_is_set_per_conversation_where_the_template_allows_it(qtbot: Any,
+                                                                      tmp_path: Path) -> None:
+    from app.loading.endpoint import thinking_control
+    from app.ui.conversation_thinking import ConversationThinkingBox
+
+    assert thinking_control("{% if enable_thinking is false %}…{% endif %}") == "toggle"
+    assert thinking_control("Reasoning: {{ reasoning_effort }}") == "effort"
+    assert thinking_control("{{ messages }}") == ""
+    session, streamer, store, _ = make(tmp_path, ToolsConfig())
+    box = ConversationThinkingBox()
+    qtbot.addWidget(box)
+    box.changed.connect(session.set_thinking)
+    qwen = ChatEndpoint.local("http://x", "k", "qwen3.gguf", thinking="toggle")
+    box.show_choice(qwen.thinking, session.thinking)
+    assert [box.choice.itemData(i) for i in range(box.choice.count())] == ["", "on", "off"]
+    box.choice.setCurrentIndex(2)
+    box.choice.activated.emit(2)  # as the person's pick does
+    assert session.thinking == "off" and store.settings_saves[-1]["thinking"] == "off"
+    session.send("Hi", qwen)
+    assert streamer.requests[-1].params["chat_template_kwargs"] == {"enable_thinking": False}
+    streamer.finish("stop")
+    gpt_oss = ChatEndpoint.local("http://x", "k", "gpt-oss.gguf", thinking="effort")
+    session.send("Hi", gpt_oss)  # "off" means nothing to an effort: the model's default
+    assert "reasoning_effort" not in streamer.requests[-1].params
+    assert "chat_template_kwargs" not in streamer.requests[-1].params
+    streamer.finish("stop")
+    session.set_thinking("high")
+    session.send("Hi", gpt_oss)
+    assert streamer.requests[-1].params["reasoning_effort"] == "high"
+    box.show_choice("", "")
+    assert box.isHidden()  # a template without either: nothing to choose

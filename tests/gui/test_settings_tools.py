@@ -162,3 +162,18 @@ def test_the_mcp_json_round_trip_and_its_refusals() -> None:
         mcp_json.parse(" " * (mcp_json.MAX_FILE + 1))
     assert ToolsConfig.from_json(ToolsConfig(servers=tuple(servers)).to_json()).servers == \
         tuple(servers)
+
+
+def test_each_tool_offered_gets_its_own_standing_decision(env: Any, qtbot: Any) -> None:
+    dialog, tools, _, path, _, _ = env
+    box = dialog.tools_box
+    assert box.modes == {}  # nothing on: nothing to decide
+    box.checks["calculate"].setChecked(True)
+    qtbot.waitUntil(lambda: "builtin/calculate" in box.modes, timeout=5000)
+    mode = box.modes["builtin/calculate"]
+    assert mode.currentData() == "ask"
+    mode.setCurrentIndex(mode.findData("deny"))
+    mode.activated.emit(mode.currentIndex())  # as the person's pick does
+    spec = tools.builtin_specs()[0]
+    assert tools.verdict(spec, []) == "deny"
+    assert tools_config.load(path).decisions["builtin/calculate"]["mode"] == "deny"

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtWidgets import QCheckBox, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from app.services.tools import ToolService
 from app.tools.builtin import BUILTIN_TOOLS
+from app.tools.spec import BUILTIN
 from app.ui.lang import tr
 from app.ui.settings_tabs.layout import Section, note, setting_row
+from app.ui.style.tokens import SPACING
 
 
 def _label(name: str) -> str:
@@ -34,6 +36,7 @@ class ToolsBox(Section):
         super().__init__(tr("Built-in tools"))
         self._tools = tools
         self._choose_folder = choose_folder
+        self._shown_modes: set[tuple[str, str, str]] = set()
         self.body.addWidget(note(tr(
             "Models that know tools may call these during a reply; each call is shown and, "
             "until you decide otherwise, asked about first. None of them reaches the network "
@@ -75,6 +78,13 @@ class ToolsBox(Section):
         self.forget.clicked.connect(self._forget)
         self.decisions = note()
         self.body.addWidget(setting_row(tr("Standing decisions"), self.decisions, self.forget))
+        # Each tool offered now (the built-in ones on, the servers' once started): ask, allow
+        # or deny it without asking, for the tool as it is now.
+        self.per_tool = QVBoxLayout()
+        self.per_tool.setSpacing(SPACING.xs)
+        self.body.addLayout(self.per_tool)
+        self.modes: dict[str, QComboBox] = {}
+        tools.changed.connect(self._show)
         self._show()
 
     def _show(self) -> None:
@@ -84,6 +94,33 @@ class ToolsBox(Section):
         n = len(config.decisions)
         self.decisions.setText(tr("%n tool(s) allowed or denied without asking.", "", n))
         self.forget.setEnabled(n > 0)
+        self._show_modes()
+
+    def _show_modes(self) -> None:
+        specs = self._tools.offered([])
+        wanted = {(s.key, s.fingerprint, str(self._tools.config.mode(s) or "ask")) for s in specs}
+        if wanted == self._shown_modes:
+            return  # unchanged: keep the rows (and the focus in them)
+        self._shown_modes = wanted
+        while self.per_tool.count():
+            item = self.per_tool.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self.modes = {}
+        for spec in specs:
+            box = QComboBox()
+            for mode, label in (("ask", tr("Ask first")), ("allow", tr("Allow without asking")),
+                                ("deny", tr("Deny without asking"))):
+                box.addItem(label, mode)
+            box.setCurrentIndex(max(0, box.findData(self._tools.config.mode(spec) or "ask")))
+            box.setAccessibleName(tr("What to do when a model calls {tool}").format(
+                tool=spec.name))
+            box.activated.connect(lambda _i, s=spec, b=box: self._tools.remember(
+                s, str(b.currentData())))
+            self.modes[spec.key] = box
+            where = tr("built into Hearth") if spec.source == BUILTIN else spec.source
+            self.per_tool.addWidget(setting_row(spec.name, note(where), box))
 
     def _save_builtin(self) -> None:
         chosen = tuple(n for n, box in self.checks.items() if box.isChecked())
