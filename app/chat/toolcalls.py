@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.chat.message import Message
-from app.i18n import english
+from app.i18n import T_, english
 
 ROUNDS = "tool_rounds"
 MAX_CALLS = 16  # calls kept from one turn of the model: more is a runaway, not a plan
@@ -29,6 +29,10 @@ ASKING, RUNNING = "asking", "running"
 OK, ERROR, DENIED, TIMED_OUT, CANCELLED, UNKNOWN = (
     "ok", "error", "denied", "timed_out", "cancelled", "unknown")
 DONE = frozenset({OK, ERROR, DENIED, TIMED_OUT, CANCELLED, UNKNOWN})
+# The note under a reply whose calls named tools the conversation did not offer (kept in
+# English with the reply; the view shows it translated).
+IGNORED_CALLS_NOTE = str(T_("The model tried to call tools this conversation does not offer; "
+                            "its calls were ignored."))
 
 
 @dataclass(frozen=True)

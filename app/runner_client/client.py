@@ -79,6 +79,12 @@ class ToolCallPieces:
             if not isinstance(d, dict):
                 continue
             index: int = d["index"] if isinstance(d.get("index"), int) else n
+            given = d.get("id") if isinstance(d.get("id"), str) else ""
+            if "index" not in d and given and index in self._calls and \
+                    self._calls[index]["id"] not in ("", given):
+                # A server that sends each call whole in a chunk of its own, without the
+                # index: a new id is a new call, not more of the last one.
+                index = max(self._calls) + 1
             call = self._calls.get(index)
             if call is None:
                 if len(self._calls) >= MAX_CALLS:

@@ -27,14 +27,21 @@ def base_program() -> list[str]:
     """How to start the runner, before a runtime is named: ``HEARTH_RUNNER`` if set, the
     ``hearth-runner`` executable beside a frozen (installed) app's own, else this interpreter
     with ``-m runner``."""
-    override = os.environ.get("HEARTH_RUNNER")
+    return program_beside("HEARTH_RUNNER", "hearth-runner", "runner")
+
+
+def program_beside(variable: str, executable: str, module: str) -> list[str]:
+    """How to start one of Hearth's own programs: the environment ``variable`` if set, the
+    ``executable`` beside a frozen (installed) app's own, else this interpreter with
+    ``-m module``."""
+    override = os.environ.get(variable)
     if override:
         return [override]
     if getattr(sys, "frozen", False):
-        # PyInstaller: sys.executable is the app itself; both executables share one folder.
+        # PyInstaller: sys.executable is the app itself; the executables share one folder.
         here = os.path.dirname(sys.executable)
-        return [os.path.join(here, "hearth-runner" + (".exe" if os.name == "nt" else ""))]
-    return [sys.executable, "-m", "runner"]
+        return [os.path.join(here, executable + (".exe" if os.name == "nt" else ""))]
+    return [sys.executable, "-m", module]
 
 
 # Windows: the runner is a console program (its command line prints), and the windowed app

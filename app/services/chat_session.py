@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from app.chat.message import Message
 from app.chat.sampling import THINKING, ChatSettings, Sampling, fold_system, thinking_params
 from app.chat.stats import ReplyStats
-from app.chat.toolcalls import ModelCall, begin_round, end_open_calls
+from app.chat.toolcalls import IGNORED_CALLS_NOTE, ModelCall, begin_round, end_open_calls
 from app.chat.transcript import IMAGES, KNOWLEDGE, ReplyEnd, Transcript
 from app.i18n import T_
 from app.loading.endpoint import ChatEndpoint
@@ -114,6 +114,7 @@ class ChatSession(QObject):
         self._round: ToolRound | None = None  # the tool calls being decided or run
         self._rounds = 0  # tool rounds in this reply
         self._preparing = False  # the first request waits for the tools' servers to start
+        self._ignored_calls = 0  # calls of tools not offered, in the reply that just ended
         self._request: ChatRequest | None = None
         self._pending = ""
         self._pieces = 0
@@ -457,8 +458,13 @@ class ChatSession(QObject):
             end_open_calls(self.transcript.live)
 
     def _end_streaming(self) -> None:
+        """Another conversation is shown: the reply being made ends as if Stop was pressed,
+        whatever it waits for (the stream, the person's answer, a tool, a server starting)."""
         if self._request is not None:
             self.stop()
+            self._end(ReplyEnd.STOPPED)
+        elif self._round is not None or self._preparing:
+            self._stop_tools()
             self._end(ReplyEnd.STOPPED)
 
     # ---- stream events -----------------------------------------------------------------------
@@ -489,6 +495,9 @@ class ChatSession(QObject):
         if isinstance(outcome, StreamEnded):
             calls = [c for n, raw in enumerate(outcome.tool_calls)
                      if (c := ModelCall.from_openai(raw, n)) is not None]
+            if calls and not self._offered:
+                log.info("the model called %d tool(s) it was not offered; ignored", len(calls))
+                self._ignored_calls = len(calls)
             if calls and self._offered and self.tools is not None and \
                     outcome.reason != "stopped":
                 if self._rounds < self.tools.max_rounds:
@@ -548,7 +557,10 @@ class ChatSession(QObject):
         self._request = None
         stats = ReplyStats.measure(self._sent_at, self._first_at, self._clock(), self._pieces,
                                    usage)
+        ignored, self._ignored_calls = self._ignored_calls, 0
         reply = self.transcript.finish(end, detail)
+        if reply is not None and ignored and not reply.note:
+            reply.note = IGNORED_CALLS_NOTE
         if reply is not None:
             reply.meta.update(stats.to_meta())
             reply.meta["finish"] = end.value

@@ -15,14 +15,14 @@ grandchildren behind.
 from __future__ import annotations
 
 import logging
-import os
-import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
+from app.runner_client.command import NO_CONSOLE_WINDOW, program_beside
 from app.runner_client.lines import LineBuffer
 from app.storage import secrets
 from app.tools.config import McpServer
@@ -37,20 +37,19 @@ STOPPED, STARTING, READY, FAILED = (wire.STATE_STOPPED, wire.STATE_STARTING, wir
 
 def host_program() -> list[str]:
     """How to start the host: ``HEARTH_MCPHOST`` if set, the ``hearth-mcphost`` executable
-    beside a frozen (installed) app's own, else this interpreter with ``-m mcphost`` (as the
-    runner is found, app/runner_client/command.py)."""
-    override = os.environ.get("HEARTH_MCPHOST")
-    if override:
-        return [override]
-    if getattr(sys, "frozen", False):
-        here = os.path.dirname(sys.executable)
-        return [os.path.join(here, "hearth-mcphost" + (".exe" if os.name == "nt" else ""))]
-    return [sys.executable, "-m", "mcphost"]
+    beside a frozen (installed) app's own, else this interpreter with ``-m mcphost``."""
+    return program_beside("HEARTH_MCPHOST", "hearth-mcphost", "mcphost")
 
 
 def header_secret(server: str, header: str) -> str:
     """Where an HTTP server's header value is kept (app/storage/secrets.py)."""
     return f"mcp-header:{server}:{header}"
+
+
+HOST_EXIT_MS = 8000  # how long Hearth's exit waits for the host to stop its servers
+# A server that failed is started again by a conversation's next message only this much later:
+# one that hangs at start would otherwise hold every message for its start's time limit.
+RETRY_FAILED_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +60,7 @@ class ServerView:
     tools: tuple[ToolSpec, ...] = ()
     error: str = ""
     stderr: str = ""
+    since: float = 0.0  # when it got this state (time.monotonic)
 
 
 @dataclass
@@ -91,6 +91,7 @@ class McpHostService(QObject):
         self._pending: dict[int, tuple[str, str]] = {}  # request id -> (kind, server or uid)
         self._calls: dict[str, int] = {}  # uid -> its call's request id
         self._waiters: list[_Waiter] = []
+        self._starts: dict[str, int] = {}  # server -> its latest start's request id
 
     # ---- what the window reads -----------------------------------------------------------------
 
@@ -109,9 +110,13 @@ class McpHostService(QObject):
         (a changed one starts again when next used)."""
         new = {s.name: s for s in servers}
         for name, old in self._servers.items():
-            if new.get(name) != old and self.view(name).state in (STARTING, READY):
+            if new.get(name) == old:
+                continue
+            if self.view(name).state in (STARTING, READY):
                 self._request(wire.stop(self._id(), name), "stop", name)
-                self._set(name, ServerView())
+            self._starts.pop(name, None)  # an answer to its start now is about the old one
+            if name in self._views:
+                self._set(name, ServerView())  # a failed one is tried again when next used
         self._servers = new
         self.changed.emit()
 
@@ -121,7 +126,9 @@ class McpHostService(QObject):
         if server is None:
             return
         self._set(name, ServerView(STARTING))
-        self._request(wire.start(self._id(), name, self._config(server), self._start_timeout_s),
+        request_id = self._id()
+        self._starts[name] = request_id
+        self._request(wire.start(request_id, name, self._config(server), self._start_timeout_s),
                       "start", name)
 
     def ensure(self, names: Iterable[str], then: Callable[[], None]) -> None:
@@ -129,7 +136,9 @@ class McpHostService(QObject):
         once none of them is starting (ready or failed: a failed one is simply not offered)."""
         wanted = {n for n in names if n in self._servers and self._servers[n].enabled}
         for name in wanted:
-            if self.view(name).state == STOPPED:
+            view = self.view(name)
+            if view.state == STOPPED or (view.state == FAILED and
+                                         time.monotonic() - view.since > RETRY_FAILED_S):
                 self.start(name)
         waiting = {n for n in wanted if self.view(n).state == STARTING}
         if not waiting:
@@ -159,7 +168,9 @@ class McpHostService(QObject):
         if proc is None:
             return
         proc.closeWriteChannel()
-        if not proc.waitForFinished(5000):
+        # The host gives a stubborn server 2 s after its stdin closes, 2 s after SIGTERM, then
+        # kills its group: killed sooner itself, it would leave the groups running.
+        if not proc.waitForFinished(HOST_EXIT_MS):
             proc.kill()
             proc.waitForFinished(2000)
 
@@ -192,6 +203,13 @@ class McpHostService(QObject):
             if key.startswith("HEARTH_API"):  # the runner's key is nobody else's business
                 env.remove(key)
         proc.setProcessEnvironment(env)
+        if NO_CONSOLE_WINDOW and hasattr(proc, "setCreateProcessArgumentsModifier"):
+            # Windows only (PySide6 has the method there): no console window for the host.
+            def no_window(args: Any) -> None:
+                args.flags |= NO_CONSOLE_WINDOW
+
+            proc.setCreateProcessArgumentsModifier(no_window)
+        proc.errorOccurred.connect(lambda error: self._on_error(proc, error))
         proc.readyReadStandardOutput.connect(self._on_stdout)
         proc.readyReadStandardError.connect(lambda: self._on_stderr(proc))
         proc.finished.connect(lambda *_: self._on_finished(proc))
@@ -230,8 +248,9 @@ class McpHostService(QObject):
         event = message.get("event")
         if event == wire.EVENT_EXITED:
             name = str(message.get("server") or "")
-            self._set(name, ServerView(FAILED, error=str(message.get("error") or ""),
-                                       stderr=str(message.get("stderr") or "")))
+            if self.view(name).state == READY:  # not a newer start of it
+                self._set(name, ServerView(FAILED, error=str(message.get("error") or ""),
+                                           stderr=str(message.get("stderr") or "")))
             return
         if event is not None:
             return
@@ -242,7 +261,9 @@ class McpHostService(QObject):
         kind, about = pending
         ok = message.get("ok") is True
         if kind == "start":
-            self._started(about, message, ok)
+            if self._starts.get(about) == request_id:  # not an earlier start's answer
+                del self._starts[about]
+                self._started(about, message, ok)
         elif kind == "call":
             self._calls.pop(about, None)
             if ok:
@@ -268,24 +289,34 @@ class McpHostService(QObject):
                                       {"type": "object", "properties": {}}))
         self._set(name, ServerView(READY, tuple(specs)))
 
+    def _on_error(self, proc: QProcess, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart:  # no finished() will follow
+            log.error("the MCP host could not be started (%s): %s", " ".join(self._program),
+                      proc.errorString())
+            self._host_gone(proc, f"The MCP host could not be started: {proc.errorString()}")
+
     def _on_finished(self, proc: QProcess) -> None:
+        log.warning("the MCP host exited (code %s)", proc.exitCode())
+        self._host_gone(proc, "The MCP host stopped.")
+
+    def _host_gone(self, proc: QProcess, why: str) -> None:
+        """The host is gone: its calls fail, its servers are failed with ``why``."""
         if proc is not self._proc:
             return
         self._proc = None
-        log.warning("the MCP host exited (code %s)", proc.exitCode())
         for kind, about in list(self._pending.values()):
             if kind == "call":
                 self.call_done.emit(about, ToolResult.error(
                     "The MCP host stopped during the call."), False)
         self._pending.clear()
         self._calls.clear()
+        self._starts.clear()
         for name, view in list(self._views.items()):
             if view.state in (STARTING, READY):
-                self._set(name, replace(view, state=FAILED, tools=(),
-                                        error="The MCP host stopped."))
+                self._set(name, replace(view, state=FAILED, tools=(), error=why))
 
     def _set(self, name: str, view: ServerView) -> None:
-        self._views[name] = view
+        self._views[name] = replace(view, since=time.monotonic())
         self.changed.emit()
         if view.state != STARTING:
             for waiter in list(self._waiters):

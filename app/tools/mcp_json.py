@@ -17,6 +17,7 @@ from typing import Any
 
 from app.i18n import T_, TextError
 from app.tools.config import McpServer
+from app.tools.spec import BUILTIN
 
 MAX_FILE = 1024 * 1024  # bytes of JSON read
 MAX_SERVERS = 100
@@ -29,8 +30,9 @@ class McpJsonError(TextError, ValueError):
 
 def valid_name(name: str) -> bool:
     """A server's name: letters, digits, space, ``_ . -``, at most 64 characters (it names
-    the server's tools to the model and its secrets in the keyring)."""
-    return bool(_NAME.match(name))
+    the server's tools to the model and its secrets in the keyring), and not ``builtin``, the
+    built-in tools' source."""
+    return bool(_NAME.match(name)) and name.strip().lower() != BUILTIN
 
 
 def parse(text: str) -> tuple[list[McpServer], dict[tuple[str, str], str]]:

@@ -67,6 +67,7 @@ from app.chat.render import (
     render_message,
     render_placeholder,
 )
+from app.chat.toolcalls import IGNORED_CALLS_NOTE
 from app.chat.transcript import DOCUMENTS_USED, ReplyEnd, end_note
 from app.storage.images import ImageStore
 from app.ui.chat_bar import BarPlace, MessageBar
@@ -133,7 +134,8 @@ def _notes() -> tuple[tuple[str, str], ...]:
             (end_note(ReplyEnd.FAILED), tr("The reply failed.")),
             (end_note(ReplyEnd.RUNNER_DIED), tr(
                 "The model runner stopped during this reply. Restart the model to continue; "
-                "the conversation is kept.")))
+                "the conversation is kept.")),
+            (IGNORED_CALLS_NOTE, tr(IGNORED_CALLS_NOTE)))
 
 
 def theme_for(palette: QPalette) -> Theme:

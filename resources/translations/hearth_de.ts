@@ -5538,6 +5538,10 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>Nach {count} Runden von Werkzeugaufrufen angehalten, so viele darf eine Antwort höchstens machen (Einstellungen → Werkzeuge).</translation>
     </message>
     <message>
+        <source>The model tried to call tools this conversation does not offer; its calls were ignored.</source>
+        <translation>Das Modell wollte Werkzeuge aufrufen, die diese Unterhaltung nicht anbietet; die Aufrufe wurden ignoriert.</translation>
+    </message>
+    <message>
         <source>A tool call waits for your answer</source>
         <translation>Ein Werkzeugaufruf wartet auf Ihre Antwort</translation>
     </message>

@@ -405,3 +405,42 @@ def test_thinking_is_set_per_conversation_where_the_template_allows_it(qtbot: An
     assert streamer.requests[-1].params["reasoning_effort"] == "high"
     box.show_choice("", "")
     assert box.isHidden()  # a template without either: nothing to choose
+
+
+def test_another_conversation_ends_a_round_waiting_for_an_answer(qtbot: Any,
+                                                                 tmp_path: Path) -> None:
+    session, streamer, _, _ = make(tmp_path)
+    questions = asked(session)
+    cleared: list[Any] = []
+    session.approval_changed.connect(cleared.append)
+    session.send("1+1?", TOOLS)
+    streamer.call_tools(("calculate", '{"expression": "1+1"}'))
+    old = session.transcript.messages[-1]
+    session.new_conversation()
+    assert not session.busy and cleared[-1] is None
+    assert old.note == "Stopped." and rounds_of(old)[0]["calls"][0]["status"] == "cancelled"
+    session.decide(questions[0].uid, "conversation")  # a late answer: nothing runs, nothing kept
+    assert CONVERSATION_ALLOWED not in session.transcript.settings
+    assert session.send("Hello", TOOLS)  # the new conversation is not held busy
+
+
+def test_calls_of_tools_not_offered_are_ignored_with_a_note(qtbot: Any, tmp_path: Path) -> None:
+    session, streamer, _, _ = make(tmp_path, ToolsConfig())  # nothing turned on
+    session.send("Hi", TOOLS)
+    streamer.call_tools(("calculate", "{}"))
+    reply = session.transcript.messages[-1]
+    assert not session.busy and "were ignored" in reply.note and len(streamer.requests) == 1
+
+
+def test_streamed_calls_without_an_index_stay_apart() -> None:
+    from app.runner_client.client import ToolCallPieces
+
+    pieces = ToolCallPieces()
+    pieces.add([{"id": "a", "function": {"name": "one", "arguments": "{}"}}])
+    pieces.add([{"id": "b", "function": {"name": "two", "arguments": "{\"x\": 1}"}}])
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"])
+            for c in pieces.calls()] == [("a", "one", "{}"), ("b", "two", "{\"x\": 1}")]
+    indexed = ToolCallPieces()  # OpenAI's own way: the index, arguments in pieces
+    indexed.add([{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{\"a\""}}])
+    indexed.add([{"index": 0, "function": {"arguments": ": 1}"}}])
+    assert indexed.calls()[0]["function"]["arguments"] == "{\"a\": 1}"

@@ -52,3 +52,33 @@ def test_a_server_starts_on_first_use_answers_a_call_and_stops_with_the_window(
     finally:
         host.close()
     qtbot.waitUntil(lambda: not _alive(pid), timeout=30_000)
+
+
+def test_a_host_that_cannot_start_fails_its_servers_and_holds_no_message(qtbot: Any) -> None:
+    host = McpHostService([McpServer("tests", command="x")], program=["/nonexistent/host"])
+    ready: list[bool] = []
+    host.ensure(["tests"], lambda: ready.append(True))
+    qtbot.waitUntil(lambda: bool(ready), timeout=30_000)  # the message goes on without tools
+    view = host.view("tests")
+    assert view.state == FAILED and "could not be started" in view.error
+    assert host.tools() == []
+
+
+def test_a_second_test_of_a_starting_server_ends_ready(qtbot: Any) -> None:
+    server = McpServer("tests", command=sys.executable, args=(str(SERVERS), "stdio"))
+    host = McpHostService([server], start_timeout_s=30)
+    try:
+        host.start("tests")
+        host.start("tests")  # pressed twice: the first start's answer must not count
+        # Both starts answered (the first one "stopped before it finished", or ready): only
+        # the second one's answer counts.
+        qtbot.waitUntil(lambda: not host._pending, timeout=90_000)
+        assert host.view("tests").state == READY and host.tools()
+    finally:
+        host.close()
+
+
+def test_names_that_would_pose_as_the_built_in_tools_are_refused() -> None:
+    from app.tools.mcp_json import valid_name
+
+    assert valid_name("files") and not valid_name("builtin") and not valid_name("Builtin ")

@@ -8,6 +8,7 @@ never in tools.json. A server's stderr tail and error are its own text: shown as
 
 from __future__ import annotations
 
+import html
 import shlex
 from collections.abc import Callable
 from dataclasses import replace
@@ -121,7 +122,8 @@ class McpServersBox(Section):
         state.setObjectName(f"mcp-state:{server.name}")
         view = self._mcp_view(server.name)
         if view is not None and view.stderr:
-            state.setToolTip(view.stderr[-2000:])
+            # The server's own output: escaped, so a tooltip cannot draw it as markup.
+            state.setToolTip(f"<pre>{html.escape(view.stderr[-2000:])}</pre>")
         text.addWidget(name)
         text.addWidget(note(what[:200]))
         text.addWidget(state)
