@@ -705,7 +705,7 @@ def _tool_call(call: dict[str, object], theme: Theme, index: int | None, expande
                 f'text-decoration:none">{line}</a>')
     out = f'<p style="color:{colour}">{line}</p>\n'
     if expanded:
-        out += _tool_block(words.tool_arguments, _pretty_json(str(call.get("arguments") or "")), theme)
+        out += _tool_block(words.tool_arguments, pretty_json(str(call.get("arguments") or "")), theme)
         if status not in ("asking", "running"):
             out += _tool_block(words.tool_result, str(call.get("result") or ""), theme)
     return out
@@ -717,7 +717,8 @@ def _tool_block(label: str, text: str, theme: Theme) -> str:
             f'<pre style="background:{theme.code_bg}">{escape_text(shown)}</pre>\n')
 
 
-def _pretty_json(arguments: str) -> str:
+def pretty_json(arguments: str) -> str:
+    """A call's arguments indented, when they are JSON (else as the model wrote them)."""
     try:
         return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
     except ValueError:

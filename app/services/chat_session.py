@@ -235,9 +235,8 @@ class ChatSession(QObject):
         if self._request is not None:
             self._request.token.cancel()
             self._streamer.stop()
-        elif self._round is not None or self._preparing:
-            self._stop_tools()
-            self._end(ReplyEnd.STOPPED)
+        else:
+            self._abort(ReplyEnd.STOPPED)
 
     def decide(self, uid: str, choice: str) -> None:
         """The person's answer to the tool call they were asked about (app/services/
@@ -288,19 +287,11 @@ class ChatSession(QObject):
 
     def runner_died(self) -> None:
         """The runner process went away: end the live reply at once, saying why."""
-        if self.busy:
-            if self._request is not None:
-                self._request.token.cancel()
-            self._stop_tools()
-            self._end(ReplyEnd.RUNNER_DIED)
+        self._abort(ReplyEnd.RUNNER_DIED)
 
     def close(self, timeout_s: float = 3.0) -> None:
         """The window closes: keep the reply so far, stop the stream, wait for the saves."""
-        if self.busy:
-            if self._request is not None:
-                self._request.token.cancel()
-            self._stop_tools()
-            self._end(ReplyEnd.CLOSED)
+        self._abort(ReplyEnd.CLOSED)
         self._streamer.shutdown()
         if self.tools is not None:
             self.tools.close()
@@ -461,11 +452,18 @@ class ChatSession(QObject):
         """Another conversation is shown: the reply being made ends as if Stop was pressed,
         whatever it waits for (the stream, the person's answer, a tool, a server starting)."""
         if self._request is not None:
-            self.stop()
-            self._end(ReplyEnd.STOPPED)
-        elif self._round is not None or self._preparing:
-            self._stop_tools()
-            self._end(ReplyEnd.STOPPED)
+            self._streamer.stop()
+        self._abort(ReplyEnd.STOPPED)
+
+    def _abort(self, end: ReplyEnd) -> None:
+        """End the reply being made now, saying why (``end``), whatever it waits for: its
+        stream is cancelled (a late end of it is ignored), its tool round cancelled."""
+        if not self.busy:
+            return
+        if self._request is not None:
+            self._request.token.cancel()
+        self._stop_tools()
+        self._end(end)
 
     # ---- stream events -----------------------------------------------------------------------
 

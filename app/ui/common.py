@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
+    QLayout,
     QMessageBox,
     QPushButton,
     QScrollArea,
@@ -43,6 +44,19 @@ def plain_label(text: str = "", *, muted: bool = False, wrap: bool = True,
     if kind:
         label.setProperty("type", kind)
     return label
+
+
+def clear_layout(layout: QLayout) -> None:
+    """Remove every item of ``layout``, its widgets deleted. Hidden and taken out of their
+    parent now: deleteLater only acts on the next event-loop pass, and until then the old
+    widgets would still be painted under the new ones."""
+    while layout.count():
+        item = layout.takeAt(0)
+        widget = item.widget() if item is not None else None
+        if widget is not None:
+            widget.hide()
+            widget.setParent(None)
+            widget.deleteLater()
 
 
 def named_button(text: str, tip: str = "") -> QPushButton:

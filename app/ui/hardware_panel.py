@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from app.hardware.report import GpuInfo, HardwareReport
 from app.services.hardware import HardwareService
-from app.ui.common import plain_label
+from app.ui.common import clear_layout, plain_label
 from app.ui.lang import format_number, tr, ui_text
 from app.ui.memory_bar import DeviceIcon
 from app.ui.style.components import Card, chip, heading, section_header, set_shown, set_tone, set_type
@@ -312,15 +312,7 @@ class HardwarePanel(QWidget):
         self.failed.emit(message)
 
     def _clear(self) -> None:
-        while self._content_layout.count():
-            item = self._content_layout.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
-                # Hide now: deleteLater only acts on the next event-loop pass, and until then
-                # the old widget would still be painted under the new ones.
-                widget.hide()
-                widget.setParent(None)
-                widget.deleteLater()
+        clear_layout(self._content_layout)
 
     def _show_placeholder(self, text: str) -> None:
         self._clear()

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from app.remote.model_server import ResidentModel
 from app.services.model_server import ModelServerService
-from app.ui.common import human_size, plain_label
+from app.ui.common import clear_layout, human_size, plain_label
 from app.ui.lang import tr, ui_text
 from app.ui.style.components import Banner, icon_button, section_header, set_shown
 from app.ui.style.icons import icon
@@ -111,11 +111,7 @@ class ServerPanel(QWidget):
         set_shown(self.start_btn, s.running is False)
         if s.running:
             self.message.hide()
-        while self._rows.count():
-            item = self._rows.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
-                widget.deleteLater()
+        clear_layout(self._rows)
         for model in s.models:
             self._rows.addWidget(_ModelRow(self, model))
 

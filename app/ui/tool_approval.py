@@ -10,7 +10,6 @@ everywhere in the chat: it ends the reply and runs nothing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.chat.render import pretty_json
 from app.services.tool_round import ALWAYS, CONVERSATION, DENY, ONCE, Approval
 from app.tools.spec import BUILTIN
 from app.ui.lang import tr
@@ -111,8 +111,5 @@ def _plain(label: QLabel) -> QLabel:
 
 
 def _pretty(arguments: str) -> str:
-    try:
-        text = json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
-    except ValueError:
-        text = arguments
+    text = pretty_json(arguments)
     return text if len(text) <= SHOWN_ARGUMENTS else text[:SHOWN_ARGUMENTS] + "…"

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.hub.verdict import Verdict
 from app.services.protocols import LocalModelsLike, LocalRow
-from app.ui.common import human_size, plain_label
+from app.ui.common import clear_layout, human_size, plain_label
 from app.ui.lang import tr, ui_text
 from app.ui.style.components import heading, set_tone, set_type, verdict_chip
 from app.ui.style.icons import icon
@@ -101,12 +101,7 @@ class LocalModelsSection(QWidget):
         self._on_local(local.rows())
 
     def _on_local(self, rows: list[LocalRow]) -> None:
-        while self._rows.count():
-            item = self._rows.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
-                widget.hide()
-                widget.deleteLater()
+        clear_layout(self._rows)
         choices = local_choices(rows)
         for r in choices[:LOCAL_SHOWN]:
             self._rows.addWidget(self._row(r))

@@ -809,6 +809,7 @@ def _tool_words(meta: str) -> list[str]:
     """What a reply's tool calls show (app/chat/toolcalls.py): the rounds' text, the calls'
     names, arguments (as the view pretty-prints them) and results: data, not Hearth's words."""
     from app.chat.message import Message
+    from app.chat.render import pretty_json
     from app.chat.toolcalls import calls_of, rounds_of
 
     try:
@@ -820,11 +821,7 @@ def _tool_words(meta: str) -> list[str]:
                                     else {})):
         found += written(str(round_.get("text") or ""))
         for call in calls_of(round_):
-            arguments = str(call.get("arguments") or "")
-            try:
-                arguments = json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
-            except ValueError:
-                pass
+            arguments = pretty_json(str(call.get("arguments") or ""))  # as the view shows it
             found += [str(call.get("name") or ""), *arguments.splitlines(),
                       *written(arguments), *written(str(call.get("result") or ""))]
     return found

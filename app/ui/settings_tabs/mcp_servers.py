@@ -30,6 +30,7 @@ from app.services.tools import ToolService
 from app.storage import secrets
 from app.tools import mcp_json
 from app.tools.config import McpServer
+from app.ui.common import clear_layout
 from app.ui.lang import tr, ui_text
 from app.ui.settings_tabs.layout import Section, note
 from app.ui.style.tokens import SPACING
@@ -96,11 +97,7 @@ class McpServersBox(Section):
     # ---- the list ------------------------------------------------------------------------------
 
     def _show(self) -> None:
-        while self.rows.count():
-            item = self.rows.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
-                widget.deleteLater()
+        clear_layout(self.rows)
         servers = self._tools.config.servers
         if not servers:
             self.rows.addWidget(note(tr("No MCP servers yet.")))

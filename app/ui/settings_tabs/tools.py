@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QPushButton, QSpinBox, QVBox
 from app.services.tools import ToolService
 from app.tools.builtin import BUILTIN_TOOLS
 from app.tools.spec import BUILTIN
+from app.ui.common import clear_layout
 from app.ui.lang import tr
 from app.ui.settings_tabs.layout import Section, note, setting_row
 from app.ui.style.tokens import SPACING
@@ -102,11 +103,7 @@ class ToolsBox(Section):
         if wanted == self._shown_modes:
             return  # unchanged: keep the rows (and the focus in them)
         self._shown_modes = wanted
-        while self.per_tool.count():
-            item = self.per_tool.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
-                widget.deleteLater()
+        clear_layout(self.per_tool)
         self.modes = {}
         for spec in specs:
             box = QComboBox()
