@@ -255,11 +255,30 @@ def schema_grammar(schema: Any, limits: Limits, where: str) -> str:
     converter understands). Call it on the grammar thread: it can take up to
     ``limits.max_grammar_seconds``.
     """
-    check_schema(schema, limits, where)
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
+    return schemas_grammar({"root": schema}, limits, where)[1]
 
-    text = json.dumps(schema)
+
+def schemas_grammar(schemas: dict[str, Any], limits: Limits, where: str
+                    ) -> tuple[dict[str, str], str]:
+    """One grammar with a rule for each of ``schemas`` (by the rule's wished name), sharing the
+    converter's common rules: each name's rule as the converter named it, and the rules. As
+    :func:`schema_grammar`, whose one schema is the rule ``root``."""
+    for schema in schemas.values():
+        check_schema(schema, limits, where)
+    from llama_cpp.llama_grammar import SchemaConverter
+
     seconds = limits.max_grammar_seconds
+
+    def convert() -> tuple[dict[str, str], str]:
+        converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False,
+                                    raw_pattern=False)
+        rules = {}
+        for i, (name, schema) in enumerate(schemas.items()):
+            # A copy (references are rewritten in place), each with its own base for $ref.
+            own = converter.resolve_refs(json.loads(json.dumps(schema)),
+                                         "stdin" if i == 0 else f"stdin{i}")
+            rules[name] = converter.visit(own, "" if name == "root" else name)
+        return rules, converter.format_grammar()
 
     def too_slow() -> Exception:
         return GrammarRefused(
@@ -271,7 +290,7 @@ def schema_grammar(schema: Any, limits: Limits, where: str) -> str:
         # The converter's work grows with the square of an object's optional properties, which
         # no size check bounds alone: stopped at the deadline (the same mechanism as a chat
         # template's render; a trace function could be displaced by any other tracer).
-        gbnf: str = run_with_deadline(lambda: json_schema_to_gbnf(text), seconds, too_slow)
+        rules, gbnf = run_with_deadline(convert, seconds, too_slow)
     except GrammarRefused:
         raise
     except RecursionError:
@@ -281,7 +300,7 @@ def schema_grammar(schema: Any, limits: Limits, where: str) -> str:
         raise GrammarInvalid(f"{where} could not be turned into a grammar: "
                              f"{_short(str(exc) or type(exc).__name__, 200)}") from None
     check_grammar(gbnf, limits, where)
-    return gbnf
+    return rules, gbnf
 
 
 def split_parse_dump(output: str, gbnf: str) -> tuple[str, str]:

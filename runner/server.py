@@ -31,7 +31,14 @@ from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from runner.connections import is_loopback_peer
-from runner.grammar import GrammarInvalid, GrammarRefused, GrammarWorker, check_schema, schema_grammar
+from runner.grammar import (
+    GrammarInvalid,
+    GrammarRefused,
+    GrammarWorker,
+    check_schema,
+    schema_grammar,
+    schemas_grammar,
+)
 from runner.guards import Pacer, error_body, guard
 from runner.image_input import IMAGE_PARTS, image_parts, load_images
 from runner.limits import FLAGS, Limits
@@ -327,7 +334,11 @@ def create_app(state: RunnerState, key: str | None, loopback_only: bool = True) 
         images = _image_parts(state, body.messages)
         mark = f"<hearth-image-{uuid.uuid4().hex}>" if images else ""
         messages = [_plain_message(m, mark) for m in body.messages]
-        tools = [t.model_dump(exclude_none=True) for t in body.tools] if body.tools else None
+        if state.tool_format == "harmony":
+            from runner.harmony import template_messages
+
+            messages = template_messages(messages)
+        tools = [_template_tool(t) for t in body.tools] if body.tools else None
         tool_stream, tool_grammar = _tool_setup(state, body, tools)
         choice = body.tool_choice.model_dump() if isinstance(body.tool_choice, NamedToolChoice) \
             else body.tool_choice
@@ -769,12 +780,15 @@ def _require_ready(state: RunnerState) -> None:
 
 def _tool_setup(state: RunnerState, body: ChatRequest, tools: list[dict[str, Any]] | None
                 ) -> tuple[Any, GrammarSource | None]:
-    """The tool-call reader for this request, and a grammar when a call is required."""
-    if not tools or body.tool_choice == "none":
-        return None, None
-    from runner.tools import ToolStream, forced_call_schema, tool_names, wrap_grammar
+    """The reader of this request's reply (tool calls, gpt-oss's channels), and a grammar when
+    a call is required."""
+    from runner.harmony import HarmonyStream
+    from runner.tools import ToolStream, tool_names
 
     fmt = state.tool_format
+    if not tools or body.tool_choice == "none":
+        # gpt-oss writes its channels whatever the request: its replies are always read.
+        return (HarmonyStream([]) if fmt == "harmony" else None), None
     if fmt is None:
         raise ApiError(400, "This model's chat template has no support for tools, so it would "
                             "not know how to call them. Use a model made for tool calling, or "
@@ -783,8 +797,9 @@ def _tool_setup(state: RunnerState, body: ChatRequest, tools: list[dict[str, Any
     only = body.tool_choice.function.name if isinstance(body.tool_choice, NamedToolChoice) else None
     if only is not None and only not in names:
         raise ApiError(400, f"tool_choice names {only!r}, which is not among the tools sent.")
+    reader = HarmonyStream(names) if fmt == "harmony" else ToolStream(fmt, names)
     if only is None and body.tool_choice != "required":
-        return ToolStream(fmt, names), None
+        return reader, None
     limits = state.limits
 
     def grammar() -> str:
@@ -793,11 +808,29 @@ def _tool_setup(state: RunnerState, body: ChatRequest, tools: list[dict[str, Any
             for i, tool in enumerate(tools):
                 check_schema(tool["function"].get("parameters") or {}, limits,
                              f"tools[{i}].function.parameters")
-            call = schema_grammar(forced_call_schema(tools, fmt, only), limits,
-                                  "the tools' parameters")
-        return wrap_grammar(call, fmt)
+            return _call_grammar(tools, fmt, only, limits)
 
-    return ToolStream(fmt, names), grammar
+    return reader, grammar
+
+
+def _call_grammar(tools: list[dict[str, Any]], fmt: Any, only: str | None,
+                  limits: Limits) -> str:
+    """A grammar for one call of one of ``tools`` (or of ``only``) in the format's markup."""
+    from runner.tools import forced_call_schema, wrap_grammar
+
+    if fmt != "harmony":
+        call = schema_grammar(forced_call_schema(tools, fmt, only), limits,
+                              "the tools' parameters")
+        return wrap_grammar(call, fmt)
+    from runner.harmony import call_grammar
+
+    # The name is in the header, the arguments alone are the message: a rule for each tool's.
+    chosen = [t["function"] for t in tools if only is None or t["function"]["name"] == only]
+    rules, gbnf = schemas_grammar(
+        {f"tool-{i}-args": fn.get("parameters") or {"type": "object"}
+         for i, fn in enumerate(chosen)}, limits, "the tools' parameters")
+    return call_grammar({fn["name"]: rules[f"tool-{i}-args"] for i, fn in enumerate(chosen)},
+                        gbnf)
 
 
 PREFILL_MARK = "\u2063hearth-prefill\u2063"  # text no template changes and no reply contains
@@ -894,6 +927,14 @@ def _image_parts(state: RunnerState, messages: Sequence[ChatMessage]) -> list[tu
         return image_parts(messages) if sees else []
     except ImageRefused as exc:
         raise ApiError(400, str(exc), code="invalid_image") from None
+
+
+def _template_tool(tool: Tool) -> dict[str, Any]:
+    # As llama-server hands tools to templates: each function with a description and parameters,
+    # which templates such as gpt-oss's read unguarded (an MCP tool may have neither).
+    out = tool.model_dump(exclude_none=True)
+    out["function"] = {"description": "", "parameters": {}, **out["function"]}
+    return out
 
 
 def _template_call(call: Any) -> Any:
@@ -1114,9 +1155,7 @@ async def _generate(state: RunnerState, request: Request, body: _Sampling, token
     text = "".join(parts)
     calls: list[Any] = []
     if tools is not None:
-        from runner.tools import parse
-
-        text, calls = parse(text, tools.fmt, tools.names)
+        text, calls = tools.whole(text)
     choice: dict[str, Any] = {"index": 0,
                               "finish_reason": "tool_calls" if calls else _finish(reason),
                               "logprobs": _logprobs_field(entries, chat) if logprobs is not None else None}

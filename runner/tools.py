@@ -6,7 +6,9 @@ Models write tool calls as text in their own dialect. Three cover the open model
   many fine-tunes), possibly after some ordinary text, possibly several;
 - ``mistral``: ``[TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]``;
 - ``json``: the whole reply is ``{"name": ..., "parameters": {...}}`` (Llama 3.1+, optionally
-  after ``<|python_tag|>``), or a list of such objects.
+  after ``<|python_tag|>``), or a list of such objects;
+- ``harmony``: gpt-oss's channels, a call being a message to ``functions.NAME``
+  (runner/harmony.py reads those replies, with or without tools).
 
 Nothing the model writes is trusted: a call only counts when it is well-formed JSON and names a
 tool the client offered; anything else stays ordinary text. Pure logic, no llama.cpp.
@@ -22,15 +24,18 @@ from typing import Any, Literal
 
 from runner.holdback import overlap
 
-ToolFormat = Literal["hermes", "mistral", "json"]
+ToolFormat = Literal["hermes", "mistral", "json", "harmony"]
 
 HERMES_OPEN, HERMES_CLOSE = "<tool_call>", "</tool_call>"
 MISTRAL_MARK = "[TOOL_CALLS]"
 PYTHON_TAG = "<|python_tag|>"
+HARMONY_MARK = "<|channel|>"  # gpt-oss's channels (llama.cpp's own test for the format)
 
 
 def tool_format(template: str) -> ToolFormat | None:
     """The dialect a chat template teaches its model, or None when it knows no tools."""
+    if HARMONY_MARK in template:
+        return "harmony"
     if "tools" not in template:
         return None
     if HERMES_OPEN in template:
@@ -96,12 +101,12 @@ def parse(text: str, fmt: ToolFormat, names: list[str]) -> tuple[str, list[ToolC
         at = text.find(MISTRAL_MARK)
         if at < 0:
             return text, []
-        calls = _calls(_loads(text[at + len(MISTRAL_MARK):]), names)
+        calls = _calls(loads(text[at + len(MISTRAL_MARK):]), names)
         return (text[:at].strip(), calls) if calls else (text, [])
     body = text.strip()
     if body.startswith(PYTHON_TAG):
         body = body[len(PYTHON_TAG):]
-    calls = _calls(_loads(body), names)
+    calls = _calls(loads(body), names)
     return ("", calls) if calls else (text, [])
 
 
@@ -112,7 +117,7 @@ def _parse_hermes(text: str, names: list[str]) -> tuple[str, list[ToolCall]]:
     while (start := text.find(HERMES_OPEN, pos)) >= 0:
         end = text.find(HERMES_CLOSE, start)
         inner_end = end if end >= 0 else len(text)  # a reply cut at EOS may lack the close tag
-        found = _calls(_loads(text[start + len(HERMES_OPEN):inner_end]), names)
+        found = _calls(loads(text[start + len(HERMES_OPEN):inner_end]), names)
         if not found:
             break  # not a call after all: keep the rest as text
         kept.append(text[pos:start])
@@ -122,7 +127,7 @@ def _parse_hermes(text: str, names: list[str]) -> tuple[str, list[ToolCall]]:
     return ("".join(kept).strip(), calls) if calls else (text, [])
 
 
-def _loads(text: str) -> Any:
+def loads(text: str) -> Any:
     # strict=False: a raw control character inside a string (a byte token the grammar let
     # through, seen in a forced call) keeps the call a call; its arguments go out re-encoded.
     try:
@@ -139,7 +144,7 @@ def _calls(value: Any, names: list[str]) -> list[ToolCall]:
             return []
         args = item.get("arguments", item.get("parameters", {}))
         if isinstance(args, str):  # some models write the arguments as a JSON string already
-            args = _loads(args)
+            args = loads(args)
         if not isinstance(args, dict):
             return []
         out.append(ToolCall(item["name"], json.dumps(args, ensure_ascii=False),
@@ -194,6 +199,10 @@ class ToolStream:
             return buf
         self.buf = buf  # blank so far, or maybe the start of <|python_tag|>
         return ""
+
+    def whole(self, text: str) -> tuple[str, list[ToolCall]]:
+        """A finished reply's text and calls."""
+        return parse(text, self.fmt, self.names)
 
     def finish(self) -> tuple[str, list[ToolCall]]:
         """Text still to send, and the calls (an unparsable capture is sent as text)."""

@@ -569,9 +569,13 @@ def render_reasoning(reasoned: Reasoned, theme: Theme, index: int | None,
         label = escape_text(label)
     out = f'<p style="color:{theme.muted}">{label}</p>\n'
     if expanded and reasoned.reasoning:
-        out += (f'<blockquote style="color:{theme.muted}">'
-                f"{render_markdown(fold(reasoned.reasoning).text, theme)}</blockquote>\n")
+        out += _reasoning_text(reasoned.reasoning, theme)
     return out
+
+
+def _reasoning_text(reasoning: str, theme: Theme) -> str:
+    return (f'<blockquote style="color:{theme.muted}">'
+            f"{render_markdown(fold(reasoning).text, theme)}</blockquote>\n")
 
 
 def render_documents(m: Message, theme: Theme, index: int | None) -> str:
@@ -678,7 +682,12 @@ def render_tools(m: Message, theme: Theme, index: int | None, expanded: bool) ->
     for round_ in rounds_of(m):
         text = round_.get("text")
         if isinstance(text, str) and text.strip():
-            out.append(render_markdown(text, theme))
+            # A thinking model thinks before its calls too: folded with them, unfolded with them.
+            reasoned = split_reasoning(text)
+            if expanded and reasoned.reasoning:
+                out.append(_reasoning_text(reasoned.reasoning, theme))
+            if reasoned.answer.strip():
+                out.append(render_markdown(reasoned.answer, theme))
         for call in calls_of(round_):
             out.append(_tool_call(call, theme, index, expanded))
     return "".join(out)

@@ -254,6 +254,22 @@ def openai_client(r: Runner) -> Iterator[openai.OpenAI]:
         client.close()
 
 
+def streamed_call(stream: Any) -> tuple[str, str | None, str, str]:
+    """A streamed reply with one tool call: its content, finish reason, the call's name and its
+    arguments, each put together from the chunks."""
+    content, finish, name, arguments = "", None, "", ""
+    for chunk in stream:
+        if not chunk.choices:
+            continue
+        delta = chunk.choices[0].delta
+        content += delta.content or ""
+        for tc in delta.tool_calls or []:
+            name += tc.function.name or ""  # type: ignore[union-attr]
+            arguments += tc.function.arguments or ""  # type: ignore[union-attr]
+        finish = chunk.choices[0].finish_reason or finish
+    return content, finish, name, arguments
+
+
 @pytest.fixture(scope="session")
 def runner(tiny_model: Path) -> Iterator[Runner]:
     """One runner on the tiny model for the whole session (tests must not change its state)."""

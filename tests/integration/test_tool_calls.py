@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from tests.fixtures.models import TINY, model_path
-from tests.integration.conftest import Runner, openai_client, running
+from tests.integration.conftest import Runner, openai_client, running, streamed_call
 
 # A trimmed Qwen 2.5 template: tools in the system turn, calls in <tool_call> tags.
 HERMES_TEMPLATE = (
@@ -75,16 +75,7 @@ def test_named_tool_choice_streaming(oai: openai.OpenAI) -> None:
     stream = oai.chat.completions.create(
         model="m", messages=ASK, tools=TOOLS, max_tokens=256, stream=True,  # type: ignore[arg-type]
         tool_choice={"type": "function", "function": {"name": "get_weather"}})
-    content, finish, name, arguments = "", None, "", ""
-    for chunk in stream:
-        if not chunk.choices:
-            continue
-        delta = chunk.choices[0].delta
-        content += delta.content or ""
-        for tc in delta.tool_calls or []:
-            name += tc.function.name or ""  # type: ignore[union-attr]
-            arguments += tc.function.arguments or ""  # type: ignore[union-attr]
-        finish = chunk.choices[0].finish_reason or finish
+    content, finish, name, arguments = streamed_call(stream)
     assert finish == "tool_calls" and name == "get_weather" and content == ""
     _check_weather_args(arguments)
 

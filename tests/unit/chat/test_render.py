@@ -167,3 +167,21 @@ def test_a_single_newline_in_a_reply_is_a_line_break() -> None:
 
 def test_a_document_keeps_commonmark_soft_breaks() -> None:
     assert "<br" not in render_markdown("a\nb", LIGHT, breaks=False)
+
+
+def test_thinking_before_a_call_folds_with_the_call() -> None:
+    # What a thinking model's round holds (Qwen 3 writes it; the runner folds gpt-oss's
+    # analysis the same way): its thinking, then its calls.
+    from app.chat.toolcalls import ROUNDS
+
+    question = Message("user", "Weather?")
+    reply = Message("assistant", "<think>Done thinking.</think>\n\nSunny.", parent=question,
+                    meta={ROUNDS: [{"text": "<think>Use get_weather.</think>\n\nLooking.",
+                                    "calls": [{"id": "c1", "name": "get_weather",
+                                               "arguments": "{}", "status": "ok",
+                                               "result": "sunny"}]}]})
+    folded = render_message(reply, LIGHT, index=1)
+    assert "think&gt;" not in folded and "<think>" not in folded
+    assert "Use get_weather." not in folded and "Looking." in folded
+    unfolded = render_message(reply, LIGHT, index=1, expanded=True)
+    assert "Use get_weather." in unfolded and "think&gt;" not in unfolded
