@@ -176,6 +176,10 @@ def serve_main(args: argparse.Namespace) -> int:
                   "machines.", args.host)
         return ExitCode.BAD_ARGS
     settings = settings_from_args(args)
+    if settings.spec_type == "draft-simple" and not settings.draft_model:
+        log.error("--spec-type draft-simple needs a draft model: pass --spec-draft-model FILE, "
+                  "or use --spec-type ngram-simple (no second model)")
+        return ExitCode.BAD_ARGS
 
     try:
         from runner.connections import listening_socket
@@ -306,7 +310,20 @@ def _load(state: Any, request_exit: Any, exit_code: list[int]) -> None:
             state.build["backends"] = found["backends"]
         except Exception:
             log.warning("could not list the devices", exc_info=True)
-        scheduler = Scheduler(model)
+        # A draft model for speculative decoding loads beside it (a refused one fails the load,
+        # as in llama-server: the person asked for it).
+        draft = Model.load_draft(state.settings, model) \
+            if state.settings.spec_type == "draft-simple" else None
+        scheduler = Scheduler(model, draft)
+        if state.settings.spec_measure and scheduler.spec is not None:
+            from runner.spec_trial import measure
+
+            state.progress = 1.0
+            try:
+                measure(scheduler, lambda text: model.tokenize(text, context=scheduler.slot_ctx))
+            except Exception:  # unproven, it stays off; the model itself is fine
+                log.exception("could not measure speculation; it stays off")
+                scheduler.speculating = False
         state.ready(model, scheduler, time.perf_counter() - t0)
         log.info("model loaded in %.2f s", state.load_seconds,
                  extra={"event": "loaded", "model": path, "n_ctx": model.n_ctx})

@@ -33,6 +33,7 @@ from runner.holdback import overlap
 from runner.llamalog import last_error
 from runner.params import ParamsError, context_params, model_params
 from runner.settings import FLASH_ATTN, LoadSettings
+from runner.speculative import NgramIndex, SpecCounts, Speculation
 from runner.threads import OtherLoad, ThreadTuner
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,7 @@ class Job:
     ignore_eos: bool = False
     cache_prompt: bool = True  # False: decode the whole prompt again (benchmarks, debugging)
     warm_next_turn: bool = False  # a chat reply: decode the template's turn boundary after it
+    speculate: bool = True  # False: one token at a time even where the runner drafts (a trial)
     logprobs: int | None = None  # None: off (the fast path); n: also the n likeliest tokens
     on_logprob: LogprobSink | None = None
     # A sampler chain made by make_sampler off the scheduler thread (a grammar's parse can take
@@ -159,6 +161,11 @@ class _Slot:
     held: str = ""  # text held back because it may be the start of a stop string
     t_first: float = 0.0
     n_cached: int = 0
+    # Speculation: the tokens drafted this step (decoded after ``last``), what the draft
+    # model's sequence holds, and the n-gram index for prompt lookup.
+    drafts: list[int] = field(default_factory=list)
+    dtokens: list[int] = field(default_factory=list)
+    ngrams: NgramIndex | None = None
 
 
 class Model:
@@ -231,6 +238,37 @@ class Model:
             if settings.mmproj:
                 loaded.vision = _load_vision(loaded, settings.mmproj)
         return loaded
+
+    @classmethod
+    def load_draft(cls, settings: LoadSettings, target: Model) -> Model:
+        """The draft model for speculative decoding, beside ``target``: the same context size,
+        slots and KV types, on the GPU when the target uses one (--spec-draft-ngl)."""
+        from dataclasses import replace
+
+        assert settings.draft_model
+        ngl = settings.draft_ngl if settings.draft_ngl >= 0 else \
+            (-1 if settings.n_gpu_layers != 0 else 0)
+        draft = cls.load(replace(
+            settings, model=settings.draft_model, n_gpu_layers=ngl, mmproj=None, n_cpu_moe=0,
+            tensor_split=(), rpc=(), ctx_size=target.n_ctx, spec_type="none", draft_model=None))
+        why = draft.cannot_draft_for(target)
+        if why:
+            draft.close()
+            raise LoadError(f"{settings.draft_model} cannot draft for {settings.model}: {why}. "
+                            "Use a smaller model of the same family (the same tokenizer).")
+        return draft
+
+    def cannot_draft_for(self, target: Model) -> str:
+        """Why this model's tokens are not the target's (llama-server's test, in short), or ""."""
+        if self.n_vocab != target.n_vocab:
+            return f"its vocabulary has {self.n_vocab} tokens, the model's {target.n_vocab}"
+        if (self.bos, self.eos) != (target.bos, target.eos):
+            return "its start and end tokens differ"
+        step = max(1, self.n_vocab // 256)
+        for tok in range(0, self.n_vocab, step):
+            if self.token_text(tok) != target.token_text(tok):
+                return f"token {tok} differs ({self.token_text(tok)[:20]!r})"
+        return ""
 
     def close(self) -> None:
         if self.vision is not None:
@@ -429,8 +467,15 @@ def calibration_budget() -> float:
 class Scheduler:
     """Owns the model's context on one thread and runs queued jobs through parallel slots."""
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, draft: Model | None = None) -> None:
         self.model = model
+        self.draft = draft  # the draft model (--spec-draft-model), with its own context
+        st = model.settings
+        self.spec: Speculation | None = None if st.spec_type == "none" else Speculation(
+            st.spec_type, st.draft_n_max, st.draft_n_min, st.ngram_size_n, st.ngram_size_m)
+        self.spec_counts = SpecCounts()
+        self.speculating = self.spec is not None  # off once a trial showed it does not pay
+        self.trial: Any = None  # spec_trial.Verdict, when --spec-measure measured at load
         self.n_slots = max(1, model.settings.parallel)
         self.slot_ctx = model.n_ctx // self.n_slots
         self.slots = [_Slot(seq=i) for i in range(self.n_slots)]
@@ -446,7 +491,11 @@ class Scheduler:
         n_batch = max(model.settings.batch_size, self.n_slots)
         self._n_batch = n_batch
         self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
-        st = model.settings
+        self._dbatch = llama_cpp.llama_batch_init(n_batch, 0, 1) if draft is not None else None
+        self._greedy = llama_cpp.llama_sampler_init_greedy() if draft is not None else None
+        if self.spec is not None and self.spec.kind == "ngram-simple":
+            for slot in self.slots:
+                slot.ngrams = NgramIndex(self.spec.size_n)
         self.tuner = ThreadTuner(st.max_threads or st.threads, st.threads, st.adapt_threads,
                                  OtherLoad() if st.adapt_threads else None)
         self._threads = st.threads  # what the context runs with now
@@ -494,6 +543,10 @@ class Scheduler:
             return
         self.total_requests += 1
         job.on_done(vectors)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop
 
     def stop(self) -> None:
         """Cancel everything and end the thread (the runner is shutting down)."""
@@ -570,6 +623,9 @@ class Scheduler:
             keep = 0
         slot.sampler = sampler
         del slot.tokens[keep:]
+        slot.drafts = []
+        if slot.ngrams is not None:
+            slot.ngrams.truncate(keep)
         slot.job = job
         slot.pending = job.prompt[keep:]
         slot.n_cached = keep
@@ -615,6 +671,9 @@ class Scheduler:
                     slot.batch_index = n - 1
             elif slot.last >= 0:
                 width += 1
+                if self.speculating:
+                    n = self._put_drafted(slot, job, n, budget)
+                    continue
                 b.token[n] = slot.last
                 b.pos[n] = len(slot.tokens)
                 b.n_seq_id[n] = 1
@@ -636,7 +695,10 @@ class Scheduler:
             self._use_threads(self.tuner.observe(n, time.perf_counter() - t0))
         for slot in self.slots:
             if slot.job is not None and slot.batch_index >= 0:
-                self._sample(slot)
+                if slot.drafts:
+                    self._verify(slot)
+                else:
+                    self._sample(slot)
 
     def threads_in_use(self) -> int:
         return self._threads
@@ -670,11 +732,7 @@ class Scheduler:
                 if time.perf_counter() > deadline:
                     self.tuner.finish_trial()
                     break
-                b.token[0] = tok
-                b.pos[0] = pos
-                b.n_seq_id[0] = 1
-                b.seq_id[0][0] = seq
-                b.logits[0] = 1
+                _entry(b, 0, tok, pos, seq, 1)
                 b.n_tokens = 1
                 t0 = time.perf_counter()
                 if llama_cpp.llama_decode(m.ctx, b) != 0:
@@ -728,15 +786,19 @@ class Scheduler:
         return sum(1 for s in self.slots if s.job is not None and not s.pending)
 
     def _sample(self, slot: _Slot) -> None:
+        self._take(slot, llama_cpp.llama_sampler_sample(slot.sampler, self.model.ctx,
+                                                        slot.batch_index))
+
+    def _take(self, slot: _Slot, tok: int) -> bool:
+        """A token sampled at ``slot.batch_index``: its text goes out, or the job ends (False)."""
         m = self.model
         job = slot.job
         assert job is not None
-        tok = llama_cpp.llama_sampler_sample(slot.sampler, m.ctx, slot.batch_index)
         if slot.n_gen == 0:
             slot.t_first = time.perf_counter()
         if not job.ignore_eos and m.is_eog(tok):
             self._finish(slot, "stop")
-            return
+            return False
         slot.n_gen += 1
         if job.logprobs is not None and job.on_logprob is not None:
             self._logprob(slot, job, tok)
@@ -744,15 +806,148 @@ class Scheduler:
         if text:
             if job.stop:
                 if self._emit_with_stops(slot, text):
-                    return
+                    return False
             else:
                 job.on_text(text)
         if job.max_tokens is not None and slot.n_gen >= job.max_tokens:
             self._finish(slot, "length", undecoded=tok)
-        elif len(slot.tokens) + 1 >= self.slot_ctx:
+            return False
+        if len(slot.tokens) + 1 >= self.slot_ctx:
             self._finish(slot, "length", undecoded=tok)
+            return False
+        slot.last = tok
+        return True
+
+    # ---- speculative decoding (runner/speculative.py) ----------------------------------------
+
+    def _put_drafted(self, slot: _Slot, job: Job, n: int, budget: int) -> int:
+        """Put the slot's last token and this step's drafts, each with logits, into the batch
+        after its first ``n`` entries; returns the new entry count."""
+        b = self._batch
+        slot.drafts = drafts = self._drafts(slot, job, budget - n - self._generating())
+        pos = len(slot.tokens)
+        for j, tok in enumerate((slot.last, *drafts)):
+            _entry(b, n + j, tok, pos + j, slot.seq, 1)
+        slot.tokens.append(slot.last)
+        slot.tokens.extend(drafts)
+        slot.batch_index = n
+        return n + 1 + len(drafts)
+
+    def _drafts(self, slot: _Slot, job: Job, room: int) -> list[int]:
+        spec = self.spec
+        assert spec is not None
+        if job.media is not None or not job.speculate:  # as llama-server: none with images
+            return []
+        most = min(spec.most, room, self.slot_ctx - len(slot.tokens) - 2)
+        if job.max_tokens is not None:
+            most = min(most, job.max_tokens - slot.n_gen - 1)
+        if most <= 0:
+            return []
+        if slot.ngrams is not None:
+            drafts = slot.ngrams.draft(slot.tokens, slot.last, most)
+        elif self.draft is not None:
+            drafts = self._draft_model_tokens(slot, most)
         else:
-            slot.last = tok
+            return []
+        return drafts if len(drafts) >= max(1, spec.n_min) else []
+
+    def _draft_model_tokens(self, slot: _Slot, most: int) -> list[int]:
+        """Up to ``most`` tokens the draft model predicts (greedy) after the slot's tokens and
+        its last one. The draft's sequence keeps what it shares with the target's."""
+        d = self.draft
+        db = self._dbatch
+        assert d is not None and db is not None
+        seq = slot.seq
+        keep = _shared_prefix(slot.dtokens, slot.tokens)
+        if keep < len(slot.dtokens):
+            llama_cpp.llama_memory_seq_rm(d.memory, seq, keep, -1)
+            del slot.dtokens[keep:]
+        feed = slot.tokens[keep:]
+        feed.append(slot.last)
+        pos = keep
+        out: list[int] = []
+        idx = 0  # the batch index of the last token fed: its logits give the first draft
+        for start in range(0, len(feed), self._n_batch):
+            chunk = feed[start:start + self._n_batch]
+            for j, tok in enumerate(chunk):
+                _entry(db, j, tok, pos + j, seq, 0)
+            db.logits[len(chunk) - 1] = 1
+            db.n_tokens = len(chunk)
+            if llama_cpp.llama_decode(d.ctx, db) != 0:
+                return self._draft_lost(slot)
+            slot.dtokens.extend(chunk)
+            pos += len(chunk)
+            idx = len(chunk) - 1
+        while True:
+            tok = llama_cpp.llama_sampler_sample(self._greedy, d.ctx, idx)
+            out.append(tok)
+            if len(out) >= most or d.is_eog(tok):
+                return out
+            _entry(db, 0, tok, pos, seq, 1)
+            db.n_tokens = 1
+            if llama_cpp.llama_decode(d.ctx, db) != 0:
+                self._draft_lost(slot)
+                return out
+            slot.dtokens.append(tok)
+            pos += 1
+            idx = 0
+
+    def forget_trial(self, verdict: Any) -> None:
+        """After the load's trial (runner/spec_trial.py), on the loading thread while nothing
+        else runs: keep speculating or stop and free the draft; forget the trial's requests."""
+        self.trial = verdict
+        if not verdict.kept:
+            self.speculating = False
+            if self.draft is not None:
+                draft, self.draft = self.draft, None
+                draft.close()
+                for slot in self.slots:
+                    slot.dtokens.clear()
+        self.last = RequestStats()
+        self.total_requests = 0
+        self.spec_counts = SpecCounts()
+
+    def _draft_lost(self, slot: _Slot) -> list[int]:
+        # A failed draft decode leaves its sequence unknown: empty it; the target goes on alone.
+        assert self.draft is not None
+        llama_cpp.llama_memory_seq_rm(self.draft.memory, slot.seq, -1, -1)
+        slot.dtokens.clear()
+        return []
+
+    def _verify(self, slot: _Slot) -> None:
+        """Sample the target at its last token and at each draft, keeping drafts while they
+        match what it sampled (llama-server's rule): the same tokens as one step at a time.
+        The KV cache then holds the last token and the drafts kept; the last token sampled is
+        left undecoded, as after a plain step."""
+        drafts = slot.drafts
+        slot.drafts = []
+        m = self.model
+        job = slot.job
+        assert job is not None
+        base = len(slot.tokens) - 1 - len(drafts)  # before the last token
+        first = slot.batch_index
+        accepted: list[int] = []
+        for i in range(len(drafts) + 1):
+            tok = llama_cpp.llama_sampler_sample(slot.sampler, m.ctx, first + i)
+            accepted.append(tok)
+            if i == len(drafts) or tok != drafts[i] or (not job.ignore_eos and m.is_eog(tok)):
+                break
+        counts = self.spec_counts
+        counts.steps += 1
+        counts.drafted += len(drafts)
+        counts.accepted += len(accepted) - 1
+        counts.generated += len(accepted)
+        self._keep(slot, base + len(accepted))
+        for j, tok in enumerate(accepted):
+            slot.batch_index = first + j  # where its logits are (logprobs)
+            if not self._take(slot, tok):
+                self._keep(slot, base + 1 + j)  # it ended at this token: it stays undecoded
+                return
+
+    def _keep(self, slot: _Slot, length: int) -> None:
+        if length < len(slot.tokens):
+            del slot.tokens[length:]
+            llama_cpp.llama_memory_seq_rm(self.model.memory, slot.seq, length, -1)
 
     def _logprob(self, slot: _Slot, job: Job, tok: int) -> None:
         # The model's own distribution (before sampling's filters), as OpenAI and llama-server
@@ -846,6 +1041,8 @@ class Scheduler:
         """End one job with an error; its sequence is emptied (what it holds is unknown)."""
         llama_cpp.llama_memory_seq_rm(self.model.memory, slot.seq, -1, -1)
         slot.tokens.clear()
+        if self.draft is not None:
+            self._draft_lost(slot)
         if slot.sampler is not None:
             llama_cpp.llama_sampler_free(slot.sampler)
         slot.sampler = None
@@ -894,6 +1091,32 @@ def _before_image(take: list[int]) -> list[int]:
         if tok < 0:
             return take[:i]
     return take
+
+
+def _entry(b: Any, i: int, tok: int, pos: int, seq: int, logits: int) -> None:
+    """Batch entry ``i``: ``tok`` at ``pos`` of sequence ``seq``, with logits or not. (The
+    per-token loops of a plain step write the fields inline: a call each costs there.)"""
+    b.token[i] = tok
+    b.pos[i] = pos
+    b.n_seq_id[i] = 1
+    b.seq_id[i][0] = seq
+    b.logits[i] = logits
+
+
+def _shared_prefix(a: list[int], b: list[int]) -> int:
+    """As :func:`_common_prefix`, by slice comparisons (in C): once per speculative step on
+    lists that differ, if at all, near their ends."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n - 1  # the prefix is at least lo and at most hi long
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

@@ -35,6 +35,7 @@ from runner.grammar import (
     GrammarInvalid,
     GrammarRefused,
     GrammarWorker,
+    check_grammar,
     check_schema,
     schema_grammar,
     schemas_grammar,
@@ -130,6 +131,9 @@ class ChatRequest(_Sampling):
     parallel_tool_calls: bool | None = None
     max_completion_tokens: int | None = Field(default=None, ge=1)
     response_format: ResponseFormat | None = None
+    # A GBNF grammar the reply must follow (llama-server's extension), within the limits of one
+    # made from a schema.
+    grammar: str | None = Field(default=None, max_length=1 << 20)
     logprobs: bool = False
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
     # Variables the chat template gets (llama-server's name): {"enable_thinking": false} for
@@ -347,7 +351,8 @@ def create_app(state: RunnerState, key: str | None, loopback_only: bool = True) 
             state, lambda: _chat_tokens(state, messages, tools, choice, images, mark,
                                         variables))
         max_tokens = body.max_completion_tokens or body.max_tokens
-        grammar = tool_grammar or _format_grammar(body.response_format, state.limits)
+        grammar = tool_grammar or _format_grammar(body.response_format, state.limits) \
+            or _raw_grammar(body.grammar, state.limits)
         logprobs = (body.top_logprobs or 0) if body.logprobs else None
         return await _generate(state, request, body, tokens, max_tokens, chat=True,
                                grammar=grammar, logprobs=logprobs, tools=tool_stream,
@@ -696,6 +701,10 @@ def runner_status(state: RunnerState, local: bool = True) -> dict[str, Any]:
                            "building_grammar": bool(state._grammars and state._grammars.building),
                            "paced_body_bytes": state.pacer.paced_bytes if state.pacer else 0}
         out["threads"] = sched.tuner.status()
+        draft = state.settings.draft_model
+        out["speculative"] = None if sched.spec is None else sched.spec_counts.to_json(
+            sched.spec, None if draft is None else draft if local else _file_name(draft),
+            sched.speculating, sched.trial.to_json() if sched.trial is not None else None)
         vision = state.model.vision
         out["vision"] = None if vision is None else {
             "projector": vision.path if local else _file_name(vision.path),
@@ -967,6 +976,18 @@ def _format_grammar(fmt: ResponseFormat | None, limits: Limits) -> GrammarSource
     def grammar() -> str:
         with _grammar_errors("invalid_json_schema"):
             return schema_grammar(schema, limits, "response_format.json_schema.schema")
+
+    return grammar
+
+
+def _raw_grammar(gbnf: str | None, limits: Limits) -> GrammarSource | None:
+    if not gbnf:
+        return None
+
+    def grammar() -> str:
+        with _grammar_errors("invalid_grammar"):
+            check_grammar(gbnf, limits, "the request's grammar")
+        return gbnf
 
     return grammar
 

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from runner.limits import pos_int as _pos_int
+from runner.speculative import SPEC_TYPES
 
 # KV cache types accepted by --cache-type-k/-v, with their ggml_type ids.
 CACHE_TYPES: dict[str, int] = {
@@ -61,6 +62,16 @@ class LoadSettings:
     max_threads: int = 0
     # A vision projector (an mmproj GGUF) loaded beside the model: image input (runner/vision.py).
     mmproj: str | None = None
+    # Speculative decoding (runner/speculative.py), llama-server's flags and defaults: "none",
+    # "draft-simple" (a draft model, the default when one is given) or "ngram-simple".
+    spec_type: str = "none"
+    draft_model: str | None = None
+    draft_n_max: int = 3
+    draft_n_min: int = 0
+    draft_ngl: int = -1  # the draft's layers on the GPU (-1: all when the model offloads any)
+    ngram_size_n: int = 12
+    ngram_size_m: int = 48
+    spec_measure: bool = False  # measure at load whether it pays; off when it does not
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,6 +119,24 @@ def add_load_flags(parser: argparse.ArgumentParser) -> None:
                         help="use the devices of these RPC workers ('hearth-runner rpc-worker'); "
                              "--tensor-split shares layers between them and local GPUs, workers "
                              "first")
+    parser.add_argument("--spec-type", choices=SPEC_TYPES, default=None,
+                        help="speculative decoding: a draft model (draft-simple, the default with "
+                             "--spec-draft-model) or prompt lookup (ngram-simple)")
+    parser.add_argument("--spec-draft-model", "-md", "--model-draft", dest="draft_model",
+                        default=None, help="a small model with the same vocabulary that drafts")
+    parser.add_argument("--spec-draft-n-max", type=_nonneg_int, default=3,
+                        help="tokens the draft model proposes per step")
+    parser.add_argument("--spec-draft-n-min", type=_nonneg_int, default=0,
+                        help="fewer drafted tokens than this are not used")
+    parser.add_argument("--spec-draft-ngl", "-ngld", type=int, default=-1,
+                        help="draft layers on the GPU (-1: all when the model offloads any)")
+    parser.add_argument("--spec-ngram-simple-size-n", type=_pos_int, default=12,
+                        help="n-gram looked up in the context (ngram-simple)")
+    parser.add_argument("--spec-ngram-simple-size-m", type=_pos_int, default=48,
+                        help="most tokens one lookup proposes (ngram-simple)")
+    parser.add_argument("--spec-measure", action="store_true",
+                        help="measure at load whether speculation is at least 10%% faster on this "
+                             "computer, and turn it off when it is not")
 
 
 def settings_from_args(args: argparse.Namespace) -> LoadSettings:
@@ -138,6 +167,14 @@ def settings_from_args(args: argparse.Namespace) -> LoadSettings:
         adapt_threads=args.adapt_threads,
         max_threads=max(threads, args.max_threads or physical_cores()) if args.adapt_threads else 0,
         mmproj=args.mmproj,
+        spec_type=args.spec_type or ("draft-simple" if args.draft_model else "none"),
+        draft_model=args.draft_model,
+        draft_n_max=args.spec_draft_n_max,
+        draft_n_min=args.spec_draft_n_min,
+        draft_ngl=args.spec_draft_ngl,
+        ngram_size_n=args.spec_ngram_simple_size_n,
+        ngram_size_m=args.spec_ngram_simple_size_m,
+        spec_measure=args.spec_measure,
     )
 
 
