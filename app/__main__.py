@@ -652,6 +652,13 @@ def _getting_models(parent: QObject, core: _Core, current: list[AppSettings]) ->
     hardware.report_changed.connect(local.hardware_changed)
     core.tuning.saved.connect(local.pins_changed)  # a model's label says what its next load does
     downloads.finished.connect(lambda _path: local.rescan())
+    # A model on this computer may draft for the one loaded (speculative decoding), as this
+    # computer measured: the loader looks among the library's files when it plans.
+    from app.loading.drafts import DraftSense, this_computer
+    from app.planner.speculation import SpecMemory
+
+    core.loader.drafts = DraftSense(lambda: [row.path for row in local.rows()], SpecMemory(),
+                                    this_computer())
     server, configure_runner = _model_server(parent, core, current)
     return _Models(hub_client, hub, local, downloads, server, configure_runner)
 

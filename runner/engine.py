@@ -248,9 +248,11 @@ class Model:
         assert settings.draft_model
         ngl = settings.draft_ngl if settings.draft_ngl >= 0 else \
             (-1 if settings.n_gpu_layers != 0 else 0)
+        threads = settings.draft_threads or settings.threads
         draft = cls.load(replace(
             settings, model=settings.draft_model, n_gpu_layers=ngl, mmproj=None, n_cpu_moe=0,
-            tensor_split=(), rpc=(), ctx_size=target.n_ctx, spec_type="none", draft_model=None))
+            tensor_split=(), rpc=(), ctx_size=target.n_ctx, spec_type="none", draft_model=None,
+            threads=threads, threads_batch=threads))
         why = draft.cannot_draft_for(target)
         if why:
             draft.close()

@@ -69,6 +69,7 @@ class LoadSettings:
     draft_n_max: int = 3
     draft_n_min: int = 0
     draft_ngl: int = -1  # the draft's layers on the GPU (-1: all when the model offloads any)
+    draft_threads: int = 0  # 0: as --threads
     ngram_size_n: int = 12
     ngram_size_m: int = 48
     spec_measure: bool = False  # measure at load whether it pays; off when it does not
@@ -130,6 +131,8 @@ def add_load_flags(parser: argparse.ArgumentParser) -> None:
                         help="fewer drafted tokens than this are not used")
     parser.add_argument("--spec-draft-ngl", "-ngld", type=int, default=-1,
                         help="draft layers on the GPU (-1: all when the model offloads any)")
+    parser.add_argument("--spec-draft-threads", "-td", type=_nonneg_int, default=0,
+                        help="the draft model's threads (0: as --threads)")
     parser.add_argument("--spec-ngram-simple-size-n", type=_pos_int, default=12,
                         help="n-gram looked up in the context (ngram-simple)")
     parser.add_argument("--spec-ngram-simple-size-m", type=_pos_int, default=48,
@@ -172,6 +175,7 @@ def settings_from_args(args: argparse.Namespace) -> LoadSettings:
         draft_n_max=args.spec_draft_n_max,
         draft_n_min=args.spec_draft_n_min,
         draft_ngl=args.spec_draft_ngl,
+        draft_threads=args.spec_draft_threads,
         ngram_size_n=args.spec_ngram_simple_size_n,
         ngram_size_m=args.spec_ngram_simple_size_m,
         spec_measure=args.spec_measure,

@@ -6,6 +6,7 @@ the first megabytes of a remote one. Neither reads tensor data.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import mmap
@@ -68,6 +69,19 @@ class LayerInfo:
 
 
 @dataclass(frozen=True)
+class DraftInfo:
+    """A draft model chosen for speculative decoding (app/planner/speculation.py), and what
+    this computer measured of it with this model: None until the first load measures."""
+
+    model: ModelInfo
+    gain: float | None = None
+
+    @property
+    def path(self) -> str:
+        return self.model.path or ""
+
+
+@dataclass(frozen=True)
 class ModelInfo:
     """A model's memory-relevant facts. Sizes are bytes."""
 
@@ -100,6 +114,11 @@ class ModelInfo:
     general: dict[str, Any] = field(default_factory=dict)
     # A vision projector loaded beside it (app/gguf/projector.py): the planner counts it.
     projector: ProjectorInfo | None = None
+    # The tokenizer's identity (its kind, size, special tokens and a digest of the tokens):
+    # equal for models that can draft for each other; "" when unknown.
+    vocab: str = ""
+    # A draft model loaded beside it for speculative decoding: the planner counts it too.
+    draft: DraftInfo | None = None
 
     @property
     def path(self) -> str | None:
@@ -292,6 +311,7 @@ def _build(meta: dict[str, Any], tensors: list[TensorInfo], name_hint: str,
         quant = max(types, key=lambda k: types[k]) if types else "unknown"
     template = meta.get("tokenizer.chat_template")
     name = meta.get("general.name")
+    vocab = _vocab_identity(meta, tokens, n_vocab)
     return ModelInfo(
         architecture=arch,
         name=name if isinstance(name, str) and name else name_hint,
@@ -318,7 +338,21 @@ def _build(meta: dict[str, Any], tensors: list[TensorInfo], name_hint: str,
         tensor_types=types,
         n_params=sum(math.prod(t.shape) for t in tensors),
         general=_general(meta),
+        vocab=vocab,
     )
+
+
+def _vocab_identity(meta: dict[str, Any], tokens: Any, n_vocab: int) -> str:
+    if isinstance(tokens, ArrayInfo):
+        digest = tokens.digest
+    elif isinstance(tokens, list) and tokens:
+        digest = hashlib.blake2b("\0".join(map(str, tokens)).encode(),
+                                 digest_size=12).hexdigest()
+    else:
+        return ""
+    special = (meta.get(f"tokenizer.ggml.{k}_token_id") for k in ("bos", "eos"))
+    return ":".join(str(x) for x in (meta.get("tokenizer.ggml.model"), n_vocab, digest,
+                                     *special))
 
 
 GENERAL_TEXT_CAP = 200  # a general.* string longer than this is cut (the keys are short names)

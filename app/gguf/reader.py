@@ -15,6 +15,7 @@ also reads the first megabytes of remote files and files users drop on it, so th
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import struct
 from dataclasses import dataclass, field
@@ -69,6 +70,9 @@ class ArrayInfo:
 
     item_type: int
     count: int
+    # A string array's bytes, hashed while skipped: two vocabularies with the same digest are
+    # the same tokens in the same order (a draft model's test, app/planner/speculation.py).
+    digest: str = ""
 
 
 @dataclass(frozen=True)
@@ -323,8 +327,10 @@ def _read_value(cur: _Cursor, vtype: int, key: str) -> tuple[Any, tuple[int, int
         return values, kind
     if item_type == _STRING:
         if count > DECODE_ARRAY_MAX:
+            start = cur.pos
             cur.skip_strings(count)
-            return ArrayInfo(item_type, count), kind
+            digest = hashlib.blake2b(cur.buf[start:cur.pos], digest_size=12).hexdigest()
+            return ArrayInfo(item_type, count, digest), kind
         return [cur.string(f"metadata {key!r}") for _ in range(count)], kind
     if item_type == _ARRAY:
         # gguf.cpp:609 "key has invalid GGUF type 9": llama.cpp has no arrays of arrays.

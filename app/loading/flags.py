@@ -55,6 +55,11 @@ def plan_args(plan: LaunchPlan, model_path: str | None = None) -> list[str]:
         args += ["--rpc", ",".join(workers)]
     if plan.model.projector is not None:
         args += ["--mmproj", plan.model.projector.path]
+    draft = plan.model.draft
+    if draft is not None:
+        # Measured once per pair, runtime and computer: the first load asks the runner to.
+        args += ["--spec-draft-model", draft.path, *(["--spec-measure"] if draft.gain is None
+                                                      else [])]
     return args
 
 

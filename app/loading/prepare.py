@@ -21,6 +21,7 @@ from app.hardware.merge import merge_runner_info
 from app.jobs import CancelToken
 from app.library.projectors import ProjectorChoices
 from app.loading.confirm import SLACK_BYTES, TOLERANCE, confirm, corrections_params
+from app.loading.drafts import DraftSense, attach_draft
 from app.loading.workers import WorkerCheck, check_workers
 from app.planner.corrections import CorrectionStore, model_key
 from app.planner.memory import Correction
@@ -123,7 +124,8 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
                  store: CorrectionStore | None, build: RunnerBuild,
                  probe: Probe | None, token: CancelToken | None = None,
                  model: ModelInfo | None = None, workers: Sequence[str] = (),
-                 check: WorkerCheckFn = check_workers, cpu: CpuSense | None = None) -> Prepared:
+                 check: WorkerCheckFn = check_workers, cpu: CpuSense | None = None,
+                 drafts: DraftSense | None = None) -> Prepared:
     """Plan ``model_path`` for ``build``.
 
     ``model``: the model already read (a remote header, ``hf://`` in ``hearth plan``); it has no
@@ -134,7 +136,9 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
     the dry run (None: skip it). ``workers``: RPC workers (``host:port``) to split the model
     over; each is checked first (``check``, a child process), and one that does not answer is
     left out with a reason. ``cpu``: the load on the cores now and what earlier loads measured
-    (None: one thread per physical core, as on an idle machine). Raises GGUFError /
+    (None: one thread per physical core, as on an idle machine). ``drafts``: the models on
+    this computer that may draft for it and what earlier loads measured (None: no draft,
+    app/loading/drafts.py). Raises GGUFError /
     PlannerError / OSError with a sentence to show, and CancelledError as soon as ``token`` is
     cancelled (the dry run is killed).
     """
@@ -142,9 +146,12 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
     token.check()
     remote = model is not None
     projector_note = None
+    draft_note = None
     if model is None:
         model, projector_note = attach_projector(read_model(model_path),
                                                  ProjectorChoices().for_model(model_path))
+        token.check()
+        model, draft_note = attach_draft(model, drafts, build.key)
     token.check()
     hardware = for_build(detect() if cached is None else with_fresh_memory(cached), build)
     token.check()
@@ -153,6 +160,8 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
     notes: list[Reason] = list(build.notes)
     if projector_note is not None:
         notes.append(projector_note)
+    if draft_note is not None:
+        notes.append(draft_note)
     if not build.known and build.problem and hardware.runner is None:
         notes.append(Reason("runner_unknown", {"why": build.problem}))
     if stored:

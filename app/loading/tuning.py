@@ -275,7 +275,7 @@ def not_fit_text(plan: LaunchPlan) -> str | None:
 class Segment:
     """One coloured part of a bar: ``kind`` picks the colour, ``label`` names it."""
 
-    kind: str  # others | weights | kv | compute | shared
+    kind: str  # others | weights | kv | compute | overhead | projector | draft | shared
     label: str
     bytes: int
 
@@ -287,6 +287,7 @@ SEGMENT_LABELS: dict[str, str] = {
     "compute": T_("Compute buffers"),
     "overhead": T_("CUDA's own (context, cuBLAS)"),
     "projector": T_("Vision projector"),
+    "draft": T_("Draft model"),
     "shared": T_("GPU (shared memory)"),
     "reserve": T_("Kept free"),
 }
@@ -378,6 +379,8 @@ def device_bars(plan: LaunchPlan, devices: Sequence[Device] = (), pins: Pins | N
             segs.append(Segment("overhead", SEGMENT_LABELS["overhead"], u.overhead))
         if u.projector:
             segs.append(Segment("projector", SEGMENT_LABELS["projector"], u.projector))
+        if u.draft:
+            segs.append(Segment("draft", SEGMENT_LABELS["draft"], u.draft))
         need = u.total
         if d.kind == "cpu" and shared:
             # A GPU whose memory is RAM (Apple Silicon, an iGPU) counts against both.

@@ -285,6 +285,9 @@ def predict_counts(model: ModelInfo, s: Settings, devices: Sequence[Device],
     proj = [0] * (n_gpus + 1)
     if model.projector is not None:
         proj[projector_slot(counts)] = projector_bytes(model, s)
+    drafts = [0] * (n_gpus + 1)
+    if model.draft is not None:  # the runner puts it where the projector goes
+        drafts[projector_slot(counts)] = draft_bytes(model, s)
 
     usages: list[Usage] = []
     cpu_device = next((d for d in devices if d.kind == "cpu"), None)
@@ -298,7 +301,7 @@ def predict_counts(model: ModelInfo, s: Settings, devices: Sequence[Device],
             k = int(k * corr.kv)
             c = int(c * corr.compute) + corr.compute_extra
         usages.append(Usage(weights=w[slot], kv=k, compute=c, layers=layers[slot],
-                            overhead=extra[slot], projector=proj[slot]))
+                            overhead=extra[slot], projector=proj[slot], draft=drafts[slot]))
     return usages
 
 
@@ -307,6 +310,17 @@ def projector_slot(counts: Sequence[int]) -> int:
     the first GPU whenever the model's layers use a GPU (``use_gpu`` follows
     ``--n-gpu-layers``), else the CPU."""
     return 0 if counts and sum(counts) > 0 else len(counts)
+
+
+def draft_bytes(model: ModelInfo, s: Settings) -> int:
+    """A draft model's weights, its own KV cache (the same context and cache types) and its
+    compute buffer: all on the first GPU when the model's layers use one (the runner's
+    --spec-draft-ngl default), else in RAM. 0 without a draft."""
+    if model.draft is None:
+        return 0
+    d = model.draft.model
+    return (d.total_bytes + sum(layer_kv_bytes(d, layer, s) for layer in d.layers)
+            + compute_bytes(d, s))
 
 
 def projector_bytes(model: ModelInfo, s: Settings) -> int:

@@ -27,6 +27,7 @@ from app.planner.memory import (
     Correction,
     backend_overhead,
     compute_bytes,
+    draft_bytes,
     gpu_compute_bytes,
     layer_kv_bytes,
     offloaded,
@@ -514,6 +515,11 @@ class _Search:
             r.append(Reason("projector", {
                 "bytes": projector_bytes(m, s), "file": os.path.basename(m.projector.path),
                 "where": self.gpus[0].name if on_gpu else None}))
+        if m.draft is not None:
+            on_gpu = lay.ngl > 0 and bool(self.gpus)
+            r.append(Reason("draft", {
+                "bytes": draft_bytes(m, s), "file": os.path.basename(m.draft.path),
+                "where": self.gpus[0].name if on_gpu else None, "gain": m.draft.gain}))
         if s.cache_type_k in QUANTIZED_KV and not self.p.cache_type_k:
             r.append(Reason("kv_quantized", {"cache_type": s.cache_type_k,
                                              "on_gpu": bool(self.gpus)}))

@@ -11,7 +11,6 @@ what it measured, which :class:`ThreadMemory` keeps for the next plan.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,9 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from app.gguf.model import ModelInfo
-from app.storage.atomic import read_json_entries, write_json_atomic
-
-log = logging.getLogger(__name__)
+from app.storage.atomic import keep_json_entries, read_json_entries
 
 FILE_NAME = "thread-measurements.json"
 SCHEMA = 1
@@ -99,11 +96,7 @@ class ThreadMemory:
                         "busy": got.busy,
                         "tokens_per_second": {str(k): v for k, v in got.tokens_per_second.items()},
                         "at": time.time()})
-        try:
-            write_json_atomic(self.path, {"schema": SCHEMA, "entries": entries[-MAX_ENTRIES:]},
-                              indent=None)
-        except OSError as exc:  # a full disk must not fail a load that worked
-            log.warning("could not keep the thread measurement: %s", exc)
+        keep_json_entries(self.path, SCHEMA, entries, MAX_ENTRIES, "thread measurement")
         return got
 
     def lookup(self, shape: str, busy: float | None) -> Remembered | None:

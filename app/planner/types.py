@@ -183,10 +183,14 @@ class Usage:
     # A vision projector's weights and encoder buffer (app/gguf/projector.py): on the first GPU
     # when the layers use one, else in RAM.
     projector: int = 0
+    # A draft model for speculative decoding (weights, its KV cache and compute): with the
+    # projector's device.
+    draft: int = 0
 
     @property
     def total(self) -> int:
-        return self.weights + self.kv + self.compute + self.overhead + self.projector
+        return self.weights + self.kv + self.compute + self.overhead + self.projector + \
+            self.draft
 
 
 @dataclass(frozen=True)
@@ -220,6 +224,7 @@ class DeviceBreakdown:
                 "compute": self.usage.compute,
                 "overhead": self.usage.overhead,
                 "projector": self.usage.projector,
+                "draft": self.usage.draft,
                 "total": self.usage.total,
             },
         }

@@ -228,6 +228,25 @@ def _projector(p: Params) -> Text:
               "{size} of system RAM.", file=p["file"], size=size(p["bytes"]))
 
 
+def _draft(p: Params) -> Text:
+    where = (T_("about {size} on the {gpu}", size=size(p["bytes"]), gpu=p["where"])
+             if p["where"] else T_("about {size} of system RAM", size=size(p["bytes"])))
+    if p["gain"] is None:
+        return T_("{file} loads beside it as a draft model ({where}): it proposes a few words "
+                  "at a time and the model checks them at once. This first load measures "
+                  "whether that is faster on this computer; Hearth keeps it only if it is at "
+                  "least 10% faster.", file=p["file"], where=where)
+    return T_("{file} loads beside it as a draft model ({where}): it proposes a few words at "
+              "a time and the model checks them at once. Measured on this computer: replies "
+              "come {gain:.2f}× as fast.", file=p["file"], where=where, gain=p["gain"])
+
+
+def _draft_left_out(p: Params) -> Text:
+    return T_("{file} could draft for this model, but on this computer it made replies "
+              "{gain:.2f}× as fast (measured), so it is left out.", file=p["file"],
+              gain=p["gain"])
+
+
 def _cores(n: float) -> Text:
     if float(n).is_integer():
         return T_("%n core(s)", None, int(n))
@@ -352,6 +371,8 @@ _WORDING: dict[str, Callable[[Params], str]] = {
                                   n_cpu_moe=p["n_cpu_moe"]),
     # the other settings
     "projector": _projector,
+    "draft": _draft,
+    "draft_left_out": _draft_left_out,
     "projector_measured": lambda p: T_("The dry run loaded the vision projector: its encoder "
                                        "takes {size} of working memory (estimated {estimate}), "
                                        "and the plan counts that.", size=size(p["compute"]),

@@ -22,6 +22,7 @@ from app.gguf import GGUFError, NotGGUFError
 from app.i18n import T_
 from app.jobs import CancelToken
 from app.loading.confirm import run_probe
+from app.loading.drafts import DraftSense, record_trial
 from app.loading.flags import plan_flags
 from app.loading.ladder import LoadLadder, classify_failure, uses_gpu
 from app.loading.measure import record_load
@@ -123,6 +124,9 @@ class ModelLoader(QObject):
         self._find_build = find_build or (
             lambda token: selection.chosen_build(token, self._machine))
         self._probe = probe
+        # The models that may draft for the one loaded, and what was measured of each pair
+        # (app/loading/drafts.py); set once the library exists. None: no draft.
+        self.drafts: DraftSense | None = None
         self._pins_for = pins_for
         self._workers = workers  # the RPC workers a plan may split over (app/services/workers)
         self._cpu = cpu  # the load on the cores, and the thread counts earlier loads measured
@@ -187,7 +191,7 @@ class ModelLoader(QObject):
         detect, probe, wishes = self._detect, self._probe, self.wishes
         pins_for = self._pins_for
         workers = list(self._workers())
-        cpu = self._cpu
+        cpu, drafts = self._cpu, self.drafts
 
         def work(token: CancelToken) -> Prepared:
             build = find_build(token)
@@ -205,7 +209,7 @@ class ModelLoader(QObject):
             try:
                 return prepare_load(path, cached=cached, detect=detect_once, wishes=use,
                                     store=_store(store_in), build=build, probe=probe,
-                                    token=token, workers=workers, cpu=cpu)
+                                    token=token, workers=workers, cpu=cpu, drafts=drafts)
             except GGUFError as exc:
                 # Told apart here, off the GUI thread: the disk may be slow to answer.
                 if not isinstance(exc, NotGGUFError) and not os.path.lexists(path):
@@ -312,12 +316,14 @@ class ModelLoader(QObject):
             return
 
         memory = self._cpu.memory if self._cpu is not None else None
+        drafts = self.drafts
 
         def work() -> Any:
             with RunnerClient(url, key, timeout=5.0) as client:
                 status = client.status()
             if memory is not None and isinstance(status.get("threads"), dict):
                 memory.record(thread_shape(plan), status["threads"])
+            record_trial(plan.model, drafts, build.key, status)
             return record_load(_store(store_in), build, path, plan, status)
 
         self._tasks.run(work, self.measured.emit,

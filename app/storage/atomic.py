@@ -87,3 +87,15 @@ def read_json_entries(path: Path, schema: int) -> list[dict[str, Any]]:
         return []
     entries = data.get("entries", [])
     return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+def keep_json_entries(path: Path, schema: int, entries: list[dict[str, Any]], most: int,
+                      what: str) -> None:
+    """Write the last ``most`` of ``entries`` as :func:`read_json_entries` reads them; a failure
+    (a full disk) is logged, never raised: a measurement lost costs only measuring again."""
+    import logging
+
+    try:
+        write_json_atomic(path, {"schema": schema, "entries": entries[-most:]}, indent=None)
+    except OSError as exc:
+        logging.getLogger(__name__).warning("could not keep the %s: %s", what, exc)

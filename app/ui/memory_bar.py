@@ -244,6 +244,7 @@ def legend_words() -> dict[str, str]:
         "compute": tr("Working memory"),
         "overhead": tr("GPU driver's own"),
         "projector": tr("Vision projector"),
+        "draft": tr("Draft model"),
         "shared": tr("Shared with the GPU"),
         "others": tr("Other programs"),
         "reserve": tr("Kept free"),
@@ -261,6 +262,8 @@ def legend_tips() -> dict[str, str]:
                        "cuBLAS)."),
         "projector": tr("The part that lets the model see images (its mmproj file) and the "
                         "memory it encodes an image in."),
+        "draft": tr("A small model of the same family that proposes a few words at a time for "
+                    "this one to check (speculative decoding), with its own context."),
         "shared": tr("Memory a GPU uses that is system RAM (Apple Silicon, an integrated GPU)."),
         "others": tr("What other programs used when the memory was last read."),
         "reserve": tr("Left free for the system and your other programs."),
@@ -301,7 +304,7 @@ class MemoryLegend(QWidget):
     normal text colour; other programs and the part kept free after them, muted. Only the
     kinds the bars show are listed (:meth:`show_kinds`)."""
 
-    MODEL = ("weights", "kv", "compute", "projector", "overhead", "shared")
+    MODEL = ("weights", "kv", "compute", "projector", "draft", "overhead", "shared")
     CONTEXT = ("others", "reserve")
     COLUMNS = 3
 

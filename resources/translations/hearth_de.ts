@@ -1438,6 +1438,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Bild-Projektor</translation>
     </message>
     <message>
+        <source>Draft model</source>
+        <translation>Entwurfsmodell</translation>
+    </message>
+    <message>
         <source>GPU (shared memory)</source>
         <translation>GPU (gemeinsamer Speicher)</translation>
     </message>
@@ -1592,6 +1596,26 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     <message>
         <source>The vision projector {file} loads with the model, so it can see images: about {size} of system RAM.</source>
         <translation>Der Bild-Projektor {file} wird mit dem Modell geladen, damit es Bilder sehen kann: etwa {size} Arbeitsspeicher.</translation>
+    </message>
+    <message>
+        <source>about {size} on the {gpu}</source>
+        <translation>etwa {size} auf der {gpu}</translation>
+    </message>
+    <message>
+        <source>about {size} of system RAM</source>
+        <translation>etwa {size} Arbeitsspeicher</translation>
+    </message>
+    <message>
+        <source>{file} loads beside it as a draft model ({where}): it proposes a few words at a time and the model checks them at once. This first load measures whether that is faster on this computer; Hearth keeps it only if it is at least 10% faster.</source>
+        <translation>{file} wird daneben als Entwurfsmodell geladen ({where}): Es schlägt einige Wörter auf einmal vor, und das Modell prüft sie gemeinsam. Dieses erste Laden misst, ob das auf diesem Computer schneller ist; Hearth behält es nur, wenn es mindestens 10 % schneller ist.</translation>
+    </message>
+    <message>
+        <source>{file} loads beside it as a draft model ({where}): it proposes a few words at a time and the model checks them at once. Measured on this computer: replies come {gain:.2f}× as fast.</source>
+        <translation>{file} wird daneben als Entwurfsmodell geladen ({where}): Es schlägt einige Wörter auf einmal vor, und das Modell prüft sie gemeinsam. Auf diesem Computer gemessen: Antworten kommen {gain:.2f}× so schnell.</translation>
+    </message>
+    <message>
+        <source>{file} could draft for this model, but on this computer it made replies {gain:.2f}× as fast (measured), so it is left out.</source>
+        <translation>{file} könnte für dieses Modell Entwürfe liefern, machte Antworten auf diesem Computer aber nur {gain:.2f}× so schnell (gemessen); es bleibt deshalb weg.</translation>
     </message>
     <message numerus="yes">
         <source>%n core(s)</source>
@@ -3408,6 +3432,10 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     <message>
         <source>The part that lets the model see images (its mmproj file) and the memory it encodes an image in.</source>
         <translation>Der Teil, mit dem das Modell Bilder sieht (seine mmproj-Datei), und der Speicher, in dem er ein Bild kodiert.</translation>
+    </message>
+    <message>
+        <source>A small model of the same family that proposes a few words at a time for this one to check (speculative decoding), with its own context.</source>
+        <translation>Ein kleines Modell derselben Familie, das einige Wörter auf einmal vorschlägt, die dieses Modell prüft (spekulatives Dekodieren), mit eigenem Kontext.</translation>
     </message>
     <message>
         <source>Memory a GPU uses that is system RAM (Apple Silicon, an integrated GPU).</source>

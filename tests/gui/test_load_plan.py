@@ -304,3 +304,43 @@ def test_unloading_while_planning_kills_the_dry_run(qtbot: Any, tmp_path: Path,
     assert said == []  # the cancelled plan says nothing: not planned, not failed
     assert runner.state == RunnerState.STOPPED
     assert [c[0] for c in fake.calls()] == ["devices", "probe"]
+
+
+def test_a_draft_in_the_library_is_measured_once_and_then_used_as_measured(
+        qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+    """Speculative decoding in the window: a smaller model of the same family on this computer
+    loads beside the model, the runner measures at the first load whether it pays, the verdict
+    is kept, and the next load follows it without measuring (issue 32)."""
+    from app.loading.drafts import DraftSense
+    from app.planner.speculation import SpecMemory
+    from tests.fixtures.speculative import DRAFT, TARGET
+
+    target = str(model_path(replace(TARGET, n_layer=12, inert_layers=11,
+                                    name="hearth-spec-target-12")))
+    draft = str(model_path(DRAFT))
+    window = make_window()
+    memory = SpecMemory(tmp_path / "spec.json")
+    window.loader.drafts = DraftSense(lambda: [target, draft], memory, "this-pc")
+    with qtbot.waitSignal(window.loader.measured, timeout=120_000):
+        load(qtbot, window, target)
+    args = window.runner._launch.args
+    assert args[args.index("--spec-draft-model") + 1] == draft and "--spec-measure" in args
+    with window.runner.client() as client:
+        trial = client.status()["speculative"]["measured"]
+    assert any("draft model" in r and "measures" in r for r in window.loader.plan.reason_texts())
+    kept = json.loads(memory.path.read_text())["entries"]
+    assert [(e["gain"], e["kept"]) for e in kept] == [(trial["gain"], trial["kept"])]
+
+    with qtbot.waitSignal(window.runner.state_changed, timeout=10_000,
+                          check_params_cb=lambda s: s == RunnerState.STOPPED):
+        qtbot.mouseClick(window.unload_btn, Qt.MouseButton.LeftButton)
+    load(qtbot, window, target)
+    args = window.runner._launch.args
+    assert "--spec-measure" not in args
+    reasons = window.loader.plan.reason_texts()
+    gain = f"{trial['gain']:.2f}×"
+    if trial["kept"]:
+        assert "--spec-draft-model" in args and any(gain in r for r in reasons)
+    else:
+        assert "--spec-draft-model" not in args
+        assert any("left out" in r and gain in r for r in reasons)

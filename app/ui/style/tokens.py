@@ -158,6 +158,7 @@ class ChartColors:
     overhead: str
     shared: str
     projector: str
+    draft: str
     others: str
     reserve: str
     used: str
@@ -166,10 +167,12 @@ class ChartColors:
 
 
 CHART_LIGHT = ChartColors(weights="#3f7fd0", kv="#2aa37a", compute="#e0902a", overhead="#b5653a",
-                          shared="#9a63c4", projector="#c2508d", others="#8c8c8c",
+                          shared="#9a63c4", projector="#c2508d", draft="#2f9aa8",
+                          others="#8c8c8c",
                           reserve="#bdbdbd", used="#d9822b", free="#3d9970", over="#d0342c")
 CHART_DARK = ChartColors(weights="#5b95de", kv="#3bb98d", compute="#e9a24a", overhead="#c77a50",
-                         shared="#b07fd6", projector="#d872a8", others="#8a8784",
+                         shared="#b07fd6", projector="#d872a8", draft="#4db6c4",
+                         others="#8a8784",
                          reserve="#5f5c59", used="#e39448", free="#4fb083", over="#e0605a")
 
 SPACING = Spacing()
