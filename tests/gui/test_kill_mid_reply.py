@@ -60,9 +60,11 @@ app = QApplication([])
 parent = QObject()
 # One runner thread: with one per core (the plan's choice) on a busy 2-core machine the tiny
 # model's stream sometimes collapses to a few tokens a second, and this test is not about speed.
-# ignore_eos without max_tokens: the reply goes on until the context (8192) is full.
+# ignore_eos and a max_tokens past the app's default (2048, a second of this tiny model on a
+# fast machine): the reply goes on until the context (8192) is full.
 gui = compose(parent, store_path=store, runner_flags=["--threads", "1", "--threads-batch", "1"],
-              chat_params={"ignore_eos": True, "temperature": 0, "seed": 1})
+              chat_params={"ignore_eos": True, "temperature": 0, "seed": 1,
+                           "max_tokens": 16384})
 window = gui.window
 window.show()
 

@@ -413,7 +413,12 @@ def test_a_stalled_response_is_dropped_and_reopened(hub: FakeHub, tmp_path: Path
     assert (tmp_path / src.name).read_bytes() == data
     ranges = gets(hub)
     assert f"bytes=40000-{CHUNK - 1}" in ranges  # reopened where it stopped, not from the start
-    assert len(ranges) == 8
+    # Each of the 4 chunks stalls once and is reopened (on a busy machine a reopened response
+    # can itself miss the 0.3 s stall limit and be reopened again, never from the start).
+    assert len(ranges) >= 8
+    starts = {int(r.split("=")[1].split("-")[0]) for r in ranges}
+    assert all(start % CHUNK in (0, 40_000) for start in starts)
+    assert sum(1 for r in ranges if r.startswith("bytes=0-")) == 1
 
 
 # -- the disk ----------------------------------------------------------------------------------------
