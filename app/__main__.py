@@ -657,8 +657,8 @@ def _getting_models(parent: QObject, core: _Core, current: list[AppSettings]) ->
     from app.loading.drafts import DraftSense, this_computer
     from app.planner.speculation import SpecMemory
 
-    core.loader.drafts = DraftSense(lambda: [row.path for row in local.rows()], SpecMemory(),
-                                    this_computer())
+    core.loader.drafts = core.tuning.drafts = DraftSense(
+        lambda: [row.path for row in local.rows()], SpecMemory(), this_computer())
     server, configure_runner = _model_server(parent, core, current)
     return _Models(hub_client, hub, local, downloads, server, configure_runner)
 

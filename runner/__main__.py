@@ -312,10 +312,23 @@ def _load(state: Any, request_exit: Any, exit_code: list[int]) -> None:
             log.warning("could not list the devices", exc_info=True)
         # A draft model for speculative decoding loads beside it (a refused one fails the load,
         # as in llama-server: the person asked for it).
-        draft = Model.load_draft(state.settings, model) \
-            if state.settings.spec_type == "draft-simple" else None
+        draft, refused = None, ""
+        if state.settings.spec_type == "draft-simple":
+            try:
+                draft = Model.load_draft(state.settings, model)
+            except LoadError as exc:
+                if not state.settings.spec_measure:
+                    raise
+                # Chosen for the person, to be measured (the app's pick): the model serves
+                # without it, and the status says why.
+                log.warning("%s; serving without it", exc)
+                refused = str(exc)
         scheduler = Scheduler(model, draft)
-        if state.settings.spec_measure and scheduler.spec is not None:
+        if refused:
+            from runner.spec_trial import Refused
+
+            scheduler.forget_trial(Refused(refused))
+        if state.settings.spec_measure and scheduler.spec is not None and not refused:
             from runner.spec_trial import measure
 
             state.progress = 1.0

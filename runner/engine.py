@@ -39,6 +39,11 @@ from runner.threads import OtherLoad, ThreadTuner
 log = logging.getLogger(__name__)
 
 
+# llama-server's SPEC_VOCAB_MAX_SIZE_DIFFERENCE: a draft's vocabulary may be this much larger or
+# smaller than the model's (padding), the ids they share being the same tokens.
+VOCAB_SIZE_SLACK = 128
+
+
 class EngineError(Exception):
     """A failure a client or the user can act on; ``str()`` is the message."""
 
@@ -261,13 +266,19 @@ class Model:
         return draft
 
     def cannot_draft_for(self, target: Model) -> str:
-        """Why this model's tokens are not the target's (llama-server's test, in short), or ""."""
-        if self.n_vocab != target.n_vocab:
+        """Why this model's tokens are not the target's, or "": llama-server's test
+        (common_speculative_are_compatible), its token-by-token part on a sample of the shared
+        ids. The sizes may differ a little (Qwen 2.5's 0.5B has 151,936 ids, its 32B 152,064:
+        padding)."""
+        if abs(self.n_vocab - target.n_vocab) > VOCAB_SIZE_SLACK:
             return f"its vocabulary has {self.n_vocab} tokens, the model's {target.n_vocab}"
+        kinds = (llama_cpp.llama_vocab_type(self.vocab), llama_cpp.llama_vocab_type(target.vocab))
+        if kinds[0] != kinds[1]:
+            return "its tokenizer is of another kind"
         if (self.bos, self.eos) != (target.bos, target.eos):
             return "its start and end tokens differ"
-        step = max(1, self.n_vocab // 256)
-        for tok in range(0, self.n_vocab, step):
+        shared = min(self.n_vocab, target.n_vocab)
+        for tok in range(5, shared, max(1, shared // 4096)):
             if self.token_text(tok) != target.token_text(tok):
                 return f"token {tok} differs ({self.token_text(tok)[:20]!r})"
         return ""

@@ -56,6 +56,17 @@ class Verdict:
                 "seconds": round(self.seconds, 2)}
 
 
+@dataclass(frozen=True)
+class Refused:
+    """The draft could not draft for the model (another tokenizer): nothing to measure."""
+
+    why: str
+    kept: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gain": 0.0, "kept": False, "min_gain": MIN_GAIN, "refused": self.why}
+
+
 def measure(scheduler: Scheduler, tokenize: Callable[[str], list[int]],
             budget_s: float = BUDGET_S) -> Verdict:
     """Measure, then keep speculation on or turn it off; the scheduler's request counts are

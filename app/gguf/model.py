@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from app.gguf.errors import GGUFError, MissingPartError
 from app.gguf.loadable import check_loadable
 from app.gguf.quant import FILE_TYPES, type_name
-from app.gguf.reader import ArrayInfo, GGUFHeader, TensorInfo, parse_header
+from app.gguf.reader import ArrayInfo, GGUFHeader, TensorInfo, digested_tokens, parse_header
 from app.i18n import T_
 from runner.wire.splits import part_names, split_part
 
@@ -343,15 +343,20 @@ def _build(meta: dict[str, Any], tensors: list[TensorInfo], name_hint: str,
 
 
 def _vocab_identity(meta: dict[str, Any], tokens: Any, n_vocab: int) -> str:
+    """The tokenizer's kind, its special tokens and a digest of its tokens up to a size that
+    models of one family share (app/gguf/reader.py digested_tokens); "" when unknown."""
     if isinstance(tokens, ArrayInfo):
-        digest = tokens.digest
+        digest, covered = tokens.digest, tokens.digested
     elif isinstance(tokens, list) and tokens:
-        digest = hashlib.blake2b("\0".join(map(str, tokens)).encode(),
+        covered = digested_tokens(len(tokens)) or len(tokens)
+        digest = hashlib.blake2b("\0".join(map(str, tokens[:covered])).encode(),
                                  digest_size=12).hexdigest()
     else:
         return ""
+    if not digest:
+        return ""
     special = (meta.get(f"tokenizer.ggml.{k}_token_id") for k in ("bos", "eos"))
-    return ":".join(str(x) for x in (meta.get("tokenizer.ggml.model"), n_vocab, digest,
+    return ":".join(str(x) for x in (meta.get("tokenizer.ggml.model"), covered, digest,
                                      *special))
 
 

@@ -70,9 +70,11 @@ class ArrayInfo:
 
     item_type: int
     count: int
-    # A string array's bytes, hashed while skipped: two vocabularies with the same digest are
-    # the same tokens in the same order (a draft model's test, app/planner/speculation.py).
+    # A string array's first ``digested`` items, hashed while skipped: vocabularies with the
+    # same digest have the same tokens in the same order up to there (a draft model's test,
+    # app/planner/speculation.py: the sizes of one family differ by their padding at the end).
     digest: str = ""
+    digested: int = 0
 
 
 @dataclass(frozen=True)
@@ -154,10 +156,14 @@ class _Cursor:
         self.pos += n
         return raw.decode("utf-8", errors="replace")
 
-    def skip_strings(self, count: int) -> None:
+    def skip_strings(self, count: int, mark: int = 0) -> int:
+        """Skip ``count`` strings; returns where the first ``mark`` of them end."""
         # The hot loop for tokenizer vocabularies: only the lengths are read.
         buf, pos, end, unpack = self.buf, self.pos, len(self.buf), _U64.unpack_from
-        for _ in range(count):
+        marked = pos
+        for i in range(count):
+            if i == mark:
+                marked = pos
             if pos + 8 > end:
                 self.need(pos + 8 - self.pos)
             n = unpack(buf, pos)[0]
@@ -168,6 +174,14 @@ class _Cursor:
         if pos > end:
             self.need(pos - self.pos)
         self.pos = pos
+        return pos if mark >= count else marked
+
+
+def digested_tokens(count: int) -> int:
+    """How many of a vocabulary's ``count`` tokens its digest covers: the multiple of 1,024 below
+    ``count``, less 1,024, so that the sizes of one family agree (Qwen 2.5's 151,936 and
+    152,064 both cover 150,528; what differs is padding and special tokens at the end)."""
+    return max(0, (count // 1024 - 1) * 1024)
 
 
 def parse_header(buf: Any, source: str = "the file", file_size: int | None = None) -> GGUFHeader:
@@ -328,9 +342,10 @@ def _read_value(cur: _Cursor, vtype: int, key: str) -> tuple[Any, tuple[int, int
     if item_type == _STRING:
         if count > DECODE_ARRAY_MAX:
             start = cur.pos
-            cur.skip_strings(count)
-            digest = hashlib.blake2b(cur.buf[start:cur.pos], digest_size=12).hexdigest()
-            return ArrayInfo(item_type, count, digest), kind
+            mark = digested_tokens(count)
+            marked = cur.skip_strings(count, mark)
+            digest = hashlib.blake2b(cur.buf[start:marked], digest_size=12).hexdigest()
+            return ArrayInfo(item_type, count, digest, mark), kind
         return [cur.string(f"metadata {key!r}") for _ in range(count)], kind
     if item_type == _ARRAY:
         # gguf.cpp:609 "key has invalid GGUF type 9": llama.cpp has no arrays of arrays.

@@ -49,8 +49,10 @@ def attach_draft(model: ModelInfo, sense: DraftSense | None, runtime: str | None
         return model, None
     measured = sense.memory.lookup(pair_key(model, draft, runtime, sense.computer))
     if measured is not None and not measured[1]:
-        return model, Reason("draft_left_out", {"file": os.path.basename(draft.path or ""),
-                                                "gain": measured[0]})
+        file = os.path.basename(draft.path or "")
+        if measured[0] == 0:  # the runner refused it (another tokenizer than its header said)
+            return model, Reason("draft_refused", {"file": file})
+        return model, Reason("draft_left_out", {"file": file, "gain": measured[0]})
     return replace(model, draft=DraftInfo(draft, measured[0] if measured else None)), None
 
 

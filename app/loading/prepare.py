@@ -10,6 +10,7 @@ program and the key of the stored measurements all come from that one value.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -199,6 +200,17 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
         return result.explained(*notes)
 
     result = replan({})
+    if planned.draft is not None:
+        # A draft is worth nothing against a layer of the model pushed off the GPU or a shorter
+        # context: planned without it, the model keeping more of either leaves it out.
+        bare = plan(replace(planned, draft=None), hardware, wishes, stored, workers=lent, cpu=now)
+        lost = bare.settings.n_gpu_layers - result.settings.n_gpu_layers
+        if bare.fits and (lost > 0 or bare.settings.n_ctx > result.settings.n_ctx
+                          or not result.fits):
+            notes.append(Reason("draft_no_room", {
+                "file": os.path.basename(planned.draft.path), "layers": max(0, lost)}))
+            planned = replace(planned, draft=None)
+            result = replan({})
     if probe is not None and result.fits:
         def dry_run(args: list[str]) -> dict[str, Any]:
             token.check()

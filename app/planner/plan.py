@@ -258,7 +258,10 @@ class _Search:
         corr = self.corr.get(dev.llama_name or dev.name)
         if corr is not None:
             c = int(c * corr.compute) + corr.compute_extra
-        return c + backend_overhead(self.m, s, dev)
+        # A projector and a draft model go to the first GPU with the layers (projector_slot):
+        # room for them first, so the layers that fit are counted without their space.
+        beside = projector_bytes(self.m, s) + draft_bytes(self.m, s) if g == 0 else 0
+        return c + backend_overhead(self.m, s, dev) + beside
 
     def fill(self, s: Settings, cap: int, n_cpu_moe: int) -> tuple[int, ...]:
         """Most layers (≤ cap) the GPUs hold: the last GPU takes the top layers, and so on."""

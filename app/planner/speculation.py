@@ -73,7 +73,8 @@ class SpecMemory:
     def record(self, key: str, trial: Mapping[str, Any]) -> float | None:
         """Keep what ``/runner/status`` ``speculative.measured`` says; returns the gain."""
         gain = trial.get("gain")
-        if not isinstance(gain, (int, float)) or isinstance(gain, bool) or gain <= 0:
+        if not isinstance(gain, (int, float)) or isinstance(gain, bool) or gain < 0 or \
+                (gain == 0 and not trial.get("refused")):  # 0: only a draft refused at load
             return None
         entries = [e for e in read_json_entries(self.path, SCHEMA) if e.get("key") != key]
         entries.append({"key": key, "gain": float(gain), "kept": bool(trial.get("kept")),

@@ -247,6 +247,19 @@ def _draft_left_out(p: Params) -> Text:
               gain=p["gain"])
 
 
+def _draft_refused(p: Params) -> Text:
+    return T_("{file} looked like a draft for this model, but the runner found their tokens "
+              "differ, so it is left out.", file=p["file"])
+
+
+def _draft_no_room(p: Params) -> Text:
+    if p["layers"]:
+        return T_("{file} could draft for this model, but it would take the room of %n layer(s) "
+                  "on the GPU, so it is left out.", None, p["layers"], file=p["file"])
+    return T_("{file} could draft for this model, but it would take room the context needs, "
+              "so it is left out.", file=p["file"])
+
+
 def _cores(n: float) -> Text:
     if float(n).is_integer():
         return T_("%n core(s)", None, int(n))
@@ -373,6 +386,8 @@ _WORDING: dict[str, Callable[[Params], str]] = {
     "projector": _projector,
     "draft": _draft,
     "draft_left_out": _draft_left_out,
+    "draft_no_room": _draft_no_room,
+    "draft_refused": _draft_refused,
     "projector_measured": lambda p: T_("The dry run loaded the vision projector: its encoder "
                                        "takes {size} of working memory (estimated {estimate}), "
                                        "and the plan counts that.", size=size(p["compute"]),

@@ -28,6 +28,7 @@ from app.gguf import GGUFError
 from app.i18n import T_
 from app.jobs import CancelToken
 from app.library.model_settings import ModelSettingsStore
+from app.loading.drafts import DraftSense
 from app.loading.prepare import prepare_load
 from app.loading.tuning import (
     TuningContext,
@@ -92,6 +93,7 @@ class TuningService(QObject):
         self._cached_hardware = cached_hardware
         self._detect = detect
         self.wishes = wishes or Wishes()  # the loader's: the panel plans as the load will
+        self.drafts: DraftSense | None = None  # the loader's too: its draft and its memory
         self._corrections = corrections
         # Default: the chosen runtime's build, as the loader asks for it (the same selection,
         # so the panel plans for the build the next load serves with).
@@ -113,7 +115,7 @@ class TuningService(QObject):
         self.cancel()
         cached = self._cached_hardware() if self._cached_hardware is not None else None
         detect, wishes, find_build = self._detect, self.wishes, self._find_build
-        store_in, read_saved = self._corrections, self._read_saved
+        store_in, read_saved, drafts = self._corrections, self._read_saved, self.drafts
 
         def work(token: CancelToken) -> MeasuredContext:
             build = find_build(token)
@@ -125,7 +127,8 @@ class TuningService(QObject):
             # The loader's planning path without the dry run: the same hardware, build merge and
             # measured corrections, so the panel's first plan is the one a load would start from.
             prepared = prepare_load(path, cached=cached, detect=lambda: report, wishes=wishes,
-                                    store=store, build=build, probe=None, token=token)
+                                    store=store, build=build, probe=None, token=token,
+                                    drafts=drafts)
             token.check()
             # Under the keys the loader recorded it with (app/loading/measure.py).
             measured = tuple(store.last_load(model_key(path), build.key)) if build.key else ()

@@ -1617,6 +1617,21 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <source>{file} could draft for this model, but on this computer it made replies {gain:.2f}× as fast (measured), so it is left out.</source>
         <translation>{file} könnte für dieses Modell Entwürfe liefern, machte Antworten auf diesem Computer aber nur {gain:.2f}× so schnell (gemessen); es bleibt deshalb weg.</translation>
     </message>
+    <message>
+        <source>{file} looked like a draft for this model, but the runner found their tokens differ, so it is left out.</source>
+        <translation>{file} sah wie ein Entwurfsmodell für dieses Modell aus, doch der Runner fand, dass ihre Tokens verschieden sind; es bleibt deshalb weg.</translation>
+    </message>
+    <message numerus="yes">
+        <source>{file} could draft for this model, but it would take the room of %n layer(s) on the GPU, so it is left out.</source>
+        <translation>
+            <numerusform>{file} könnte für dieses Modell Entwürfe liefern, nähme aber den Platz von %n Schicht auf der GPU ein; es bleibt deshalb weg.</numerusform>
+            <numerusform>{file} könnte für dieses Modell Entwürfe liefern, nähme aber den Platz von %n Schichten auf der GPU ein; es bleibt deshalb weg.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>{file} could draft for this model, but it would take room the context needs, so it is left out.</source>
+        <translation>{file} könnte für dieses Modell Entwürfe liefern, nähme aber Platz ein, den der Kontext braucht; es bleibt deshalb weg.</translation>
+    </message>
     <message numerus="yes">
         <source>%n core(s)</source>
         <translation>

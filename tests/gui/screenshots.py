@@ -991,15 +991,25 @@ def _hardware(s: Shot) -> None:
     s.window_shot("hardware")
 
 
-def _offload(s: Shot, name: str, pinned: bool) -> None:
+def _offload(s: Shot, name: str, pinned: bool, draft: bool = False) -> None:
     from PySide6.QtWidgets import QDialog, QVBoxLayout
 
+    from app.loading.drafts import DraftSense
+    from app.planner.speculation import SpecMemory
     from app.ui.offload_panel import OffloadPanel
     from tests.gui.screenshot_offload import header_model, make_rig, open_and_wait
 
     folder = Path(tempfile.mkdtemp(prefix="hearth-offload-shot-"))
     rig = make_rig(folder)
     panel = rig.panel
+    model = "Mixtral-8x7B-Instruct-v0.1"
+    if draft:  # Qwen 2.5 32B, and its 1.5B on this computer to draft for it (not measured yet)
+        from tests.fixtures.header_only import QWEN25_1_5B, write_header_only
+
+        model = "Qwen2.5-32B-Instruct"
+        small = str(write_header_only(folder / f"{QWEN25_1_5B.name}-Q4_K_M.gguf", QWEN25_1_5B))
+        rig.service.drafts = DraftSense(lambda: [small], SpecMemory(folder / "spec.json"),
+                                        "this computer")
     # In a dialog as app/ui/offload_dialog.py shows it (with its margins), over the window.
     dialog = QDialog(s.gui.window)
     QVBoxLayout(dialog).addWidget(panel)
@@ -1007,7 +1017,7 @@ def _offload(s: Shot, name: str, pinned: bool) -> None:
         w, h = OffloadPanel.OPENING_SIZE
         dialog.resize(min(w, s.size[0]), min(h, s.size[1]))
         dialog.show()
-        open_and_wait(rig, header_model(folder))
+        open_and_wait(rig, header_model(folder, model))
         if pinned:  # every layer and expert on the first GPU: more than its 24 GB
             panel.set_pin("n_gpu_layers", panel.ctx.model.n_layer + 1)
             panel.set_pin("n_cpu_moe", 0)
@@ -1024,6 +1034,11 @@ def _offload(s: Shot, name: str, pinned: bool) -> None:
 @screen("offload-fits")
 def _offload_fits(s: Shot) -> None:
     _offload(s, "offload-fits", pinned=False)
+
+
+@screen("offload-draft")
+def _offload_draft(s: Shot) -> None:
+    _offload(s, "offload-draft", pinned=False, draft=True)
 
 
 @screen("offload-does-not-fit")

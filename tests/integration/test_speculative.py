@@ -101,11 +101,11 @@ def test_a_runner_without_speculation_says_so(plain: Runner) -> None:
 
 
 def test_a_draft_with_another_vocabulary_is_refused() -> None:
-    other = model_path(replace(DRAFT, n_vocab=520, name="hearth-spec-other-vocab"))
+    other = model_path(replace(DRAFT, n_vocab=1024, name="hearth-spec-other-vocab"))
     r = spawn_runner("--spec-draft-model", str(other), model=model_path(TARGET))
     code = r.wait_exit()
     assert code == ExitCode.LOAD_FAILED, (code, r.stderr_text())
-    assert "cannot draft for" in r.stderr_text() and "520 tokens" in r.stderr_text()
+    assert "cannot draft for" in r.stderr_text() and "1024 tokens" in r.stderr_text()
 
 
 def test_drafting_without_a_draft_model_is_a_bad_argument() -> None:
@@ -133,3 +133,15 @@ def test_the_load_measures_whether_speculation_pays_and_acts_on_it(plain: Runner
         with r.client() as http:
             steps = http.get("/runner/status").json()["speculative"]["steps"]
         assert (steps > 0) == trial["kept"]
+
+
+def test_a_draft_chosen_for_measuring_that_cannot_draft_is_set_aside(plain: Runner) -> None:
+    # --spec-measure is the app's pick: the model still serves, and the status says why not.
+    other = model_path(replace(DRAFT, n_vocab=1024, name="hearth-spec-other-vocab"))
+    with running("--spec-draft-model", str(other), "--spec-measure",
+                 model=model_path(TARGET)) as r:
+        with r.client() as http:
+            spec = http.get("/runner/status").json()["speculative"]
+        assert spec["active"] is False and "1024 tokens" in spec["measured"]["refused"]
+        assert spec["measured"]["kept"] is False
+        assert chat(r, temperature=0) == chat(plain, temperature=0)

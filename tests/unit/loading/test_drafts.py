@@ -135,3 +135,53 @@ def test_the_offload_panel_s_bar_shows_the_draft(llama8b: ModelInfo, files: dict
     assert seg.bytes == drafting.devices[0].usage.draft
     assert all(s.kind != "draft" for b in device_bars(plan(llama8b, load_report(
         "rtx4090_24gb"), Wishes())) for s in b.segments)
+
+
+def test_a_draft_that_would_push_layers_off_the_gpu_is_left_out(tmp_path: Path) -> None:
+    """Llama 3.1 70B on two 24 GB cards with its 8B as the draft: 5 GiB for the draft would
+    move three of the model's layers to the CPU, which costs more than drafting can win."""
+    from app.loading.prepare import prepare_load
+    from tests.fixtures.header_only import REAL_SHAPES, write_header_only
+    from tests.gui.screenshot_offload import recorded_machine
+
+    def header(name: str) -> str:
+        shape = next(s for s in REAL_SHAPES if s.name == name)
+        return str(write_header_only(tmp_path / f"{name}-Q4_K_M.gguf", shape))
+
+    big, small = header("Llama-3.1-70B-Instruct"), header("Llama-3.1-8B-Instruct")
+    hw, find_build = recorded_machine("2x3090", "cuda_2x3090")
+    drafts = DraftSense(lambda: [small], SpecMemory(tmp_path / "spec.json"), "pc")
+    prepared = prepare_load(big, cached=hw, detect=lambda: hw, wishes=Wishes(), store=None,
+                            build=find_build(None), probe=None, drafts=drafts)
+    result = prepared.plan
+    assert result.model.draft is None and result.fits
+    assert result.settings.n_gpu_layers == result.model.n_layer + 1  # all of it on the GPUs
+    why = next(r for r in result.reasons if r.code == "draft_no_room")
+    assert why.params["layers"] > 0 and "8B" in reason_text(why)
+    assert "--spec-draft-model" not in plan_args(result)
+
+
+def test_a_family_s_sizes_pad_their_vocabularies_differently_and_still_pair(
+        tmp_path: Path) -> None:
+    # Qwen 2.5: 151,936 ids in the 1.5B, 152,064 in the 32B (padding), the same tokens before.
+    from tests.fixtures import header_only as h
+
+    def header(shape: h.Shape) -> ModelInfo:
+        return read_model(h.write_header_only(tmp_path / f"{shape.name}.gguf", shape))
+
+    small, big = header(h.QWEN25_1_5B), header(h.QWEN25_32B)
+    assert small.n_vocab != big.n_vocab and small.vocab == big.vocab
+    assert can_draft(small, big)
+    assert header(h.LLAMA31_8B).vocab != big.vocab
+
+
+def test_a_draft_the_runner_refused_is_left_out_saying_so(files: dict[str, Path],
+                                                          tmp_path: Path) -> None:
+    s = sense(files, tmp_path)
+    target = read_model(files["target"])
+    first, _ = attach_draft(target, s, RUNTIME)
+    refused = {"gain": 0.0, "kept": False, "refused": "its tokens differ"}
+    assert record_trial(first, s, RUNTIME, {"speculative": {"measured": refused}}) == 0.0
+    model, why = attach_draft(target, s, RUNTIME)
+    assert model.draft is None and why is not None and why.code == "draft_refused"
+    assert "draft.gguf" in reason_text(why)
