@@ -47,18 +47,19 @@ class NgramIndex:
         self.done = 0  # n-grams starting before this are in the index
 
     def truncate(self, length: int) -> None:
-        self.done = min(self.done, max(0, length - self.n + 1))
+        self.done = min(self.done, max(0, length - self.n))
 
     def draft(self, tokens: list[int], last: int, most: int) -> list[int]:
         """The tokens that followed the latest earlier occurrence of the n-gram ending with
         ``last`` (``tokens`` then ``last`` is the context), at most ``most``; [] if none."""
         n = self.n
         starts = self.starts
-        # Every n-gram inside ``tokens`` first; the one ending with ``last`` is not among them,
-        # so a hit is an earlier occurrence.
-        for i in range(self.done, len(tokens) - n + 1):
+        # Every n-gram of ``tokens`` that something followed, first: the latest occurrence with
+        # a follower wins (in "a a a" the n-gram "a" just written has none yet), and the one
+        # ending with ``last`` is not among them.
+        for i in range(self.done, len(tokens) - n):
             starts[tuple(tokens[i:i + n])] = i
-        self.done = max(self.done, len(tokens) - n + 1)
+        self.done = max(self.done, len(tokens) - n)
         if len(tokens) < n or most <= 0:
             return []
         key = (*tokens[len(tokens) - n + 1:], last)

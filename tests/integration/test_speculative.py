@@ -145,3 +145,28 @@ def test_a_draft_chosen_for_measuring_that_cannot_draft_is_set_aside(plain: Runn
         assert spec["active"] is False and "1024 tokens" in spec["measured"]["refused"]
         assert spec["measured"]["kept"] is False
         assert chat(r, temperature=0) == chat(plain, temperature=0)
+
+
+def test_a_request_with_an_image_is_not_speculated() -> None:
+    # As llama-server: the image's positions are not tokens a draft could continue from. The
+    # same text request on the same runner does speculate (prompt lookup needs no draft model).
+    import base64
+
+    from tests.fixtures.vision import png_bytes, vision_pair
+
+    model, projector = vision_pair()
+    image = "data:image/png;base64," + base64.b64encode(png_bytes(32, 32, 1)).decode()
+    with running("--mmproj", str(projector), "--ctx-size", "512", "--spec-type", "ngram-simple",
+                 "--spec-ngram-simple-size-n", "1", model=model) as r:
+        def steps_after(content: Any) -> int:
+            body = {"messages": [{"role": "user", "content": content}], "max_tokens": 48,
+                    "ignore_eos": True, "temperature": 0}
+            with r.client() as http:
+                assert http.post("/v1/chat/completions", json=body).status_code == 200
+                return int(http.get("/runner/status").json()["speculative"]["steps"])
+
+        before = steps_after("what is this")
+        assert before > 0  # a 1-gram lookup finds a repeat in 48 greedy tokens
+        after = steps_after([{"type": "text", "text": "what is this"},
+                             {"type": "image_url", "image_url": {"url": image}}])
+        assert after == before

@@ -39,3 +39,9 @@ def test_counts_say_acceptance_and_tokens_per_step() -> None:
     assert out["draft_model"] == "draft.gguf" and out["n_max"] == 3
     assert SpecCounts().to_json(Speculation("ngram-simple"), None)["acceptance"] is None
     assert Speculation("ngram-simple").most == 48
+
+
+def test_a_repeated_token_drafts_its_repeats() -> None:
+    # The n-gram just written has no follower yet: the latest one that has is used.
+    index = NgramIndex(1)
+    assert index.draft([7, 5, 5, 5], 5, 3) == [5]
