@@ -676,6 +676,10 @@ def runner_status(state: RunnerState, local: bool = True) -> dict[str, Any]:
     settings = state.settings.to_json()
     path = state.settings.model if local else _file_name(state.settings.model)
     settings["model"] = path
+    if not local:  # the files beside the model are named, not placed, too
+        for key in ("mmproj", "draft_model"):
+            if settings.get(key):
+                settings[key] = _file_name(settings[key])
     out: dict[str, Any] = {
         "status": state.status,
         "model": {"path": path, "alias": state.alias},

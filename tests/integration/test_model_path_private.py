@@ -31,7 +31,8 @@ def test_another_device_sees_no_path_in_the_status(start_runner: StartRunner,
     lan = _lan_address()
     if lan is None:
         pytest.skip("this machine has no address other than loopback")
-    r = start_runner("--host", "0.0.0.0", "--allow-remote")
+    # A draft model beside it (the model itself will do): named, not placed, too.
+    r = start_runner("--host", "0.0.0.0", "--allow-remote", "--spec-draft-model", str(tiny_model))
     port = _address(r)[1]
     with httpx2.Client(base_url=f"http://{lan}:{port}", headers=r.headers, trust_env=False,
                        timeout=60) as http:
