@@ -158,12 +158,16 @@ class _Cursor:
 
     def skip_strings(self, count: int, mark: int = 0) -> int:
         """Skip ``count`` strings; returns where the first ``mark`` of them end."""
+        first = min(mark, count)
+        self._skip(first)
+        marked = self.pos
+        self._skip(count - first)
+        return marked if mark < count else self.pos
+
+    def _skip(self, count: int) -> None:
         # The hot loop for tokenizer vocabularies: only the lengths are read.
         buf, pos, end, unpack = self.buf, self.pos, len(self.buf), _U64.unpack_from
-        marked = pos
-        for i in range(count):
-            if i == mark:
-                marked = pos
+        for _ in range(count):
             if pos + 8 > end:
                 self.need(pos + 8 - self.pos)
             n = unpack(buf, pos)[0]
@@ -174,7 +178,6 @@ class _Cursor:
         if pos > end:
             self.need(pos - self.pos)
         self.pos = pos
-        return pos if mark >= count else marked
 
 
 def digested_tokens(count: int) -> int:
