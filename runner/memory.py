@@ -101,6 +101,19 @@ def parse_buffer_lines(lines: Iterable[str]) -> list[dict[str, Any]]:
     return out
 
 
+def with_draft(memory: list[dict[str, Any]], draft: list[dict[str, Any]]
+               ) -> list[dict[str, Any]]:
+    """``memory`` with each device's ``draft``: all a draft model allocated there (weights, its
+    KV cache, compute, output), kept out of the model's own figures."""
+    rows = {row["device"]: {**row, "draft": 0} for row in memory}
+    for row in draft:
+        total = sum(row.get(k, 0) for k in ("weights", "kv", "compute", "output"))
+        rows.setdefault(row["device"], {"device": row["device"], "weights": 0, "kv": 0,
+                                        "compute": 0, "output": 0, "draft": 0})["draft"] += total
+    out = [r for d, r in rows.items() if d != "CPU"]
+    return out + ([rows["CPU"]] if "CPU" in rows else [])
+
+
 # -- a minimal tensor directory (the runner does not import the app's reader) ----------------------
 
 # ggml type -> (elements per block, bytes per block)

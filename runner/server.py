@@ -229,10 +229,12 @@ class RunnerState:
         scheduler.turn_boundary = turn_boundary(self.formatter, model)
         self.load_seconds = load_seconds
         try:
-            from runner.memory import parse_buffer_lines
+            from runner.memory import parse_buffer_lines, with_draft
 
             # Measured, from llama.cpp's own buffer lines: what the planner learns from.
             self.memory = parse_buffer_lines(model.load_log)
+            if scheduler.draft is not None:  # the draft model's, apart: the plan counts it apart
+                self.memory = with_draft(self.memory, parse_buffer_lines(scheduler.draft.load_log))
         except Exception:
             log.warning("could not read the memory breakdown from llama.cpp's log", exc_info=True)
         self.progress = 1.0

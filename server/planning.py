@@ -90,7 +90,7 @@ def _buffers(memory: object) -> Iterator[tuple[str, int]]:
         if not isinstance(device, str):
             continue
         assert isinstance(row, dict)
-        yield device, sum(v for k in ("weights", "kv", "compute", "output")
+        yield device, sum(v for k in ("weights", "kv", "compute", "output", "draft")
                           if isinstance(v := row.get(k), int) and not isinstance(v, bool)
                           and v >= 0)
 

@@ -170,3 +170,13 @@ def test_a_request_with_an_image_is_not_speculated() -> None:
         after = steps_after([{"type": "text", "text": "what is this"},
                              {"type": "image_url", "image_url": {"url": image}}])
         assert after == before
+
+
+def test_the_status_measures_the_draft_s_memory_apart(spec: Runner) -> None:
+    with spec.client() as http:
+        memory = http.get("/runner/status").json()["memory"]
+    cpu = next(row for row in memory if row["device"] == "CPU")
+    if spec.kind == "lookup":  # type: ignore[attr-defined]
+        assert not cpu.get("draft")
+    else:  # what the draft's load allocated, beside the model's own figures
+        assert cpu["draft"] > 0 and cpu["weights"] > 0

@@ -87,3 +87,20 @@ def test_what_a_runner_measured_replaces_the_prediction_by_device() -> None:
               "junk", {"device": ["CPU"]}]
     assert measured_held(launch, memory) == {"cpu": 127}
     assert measured_held(launch, None) == {} and measured_held(launch, {"CPU": 1}) == {}
+
+
+def test_a_draft_model_s_memory_counts_in_what_a_model_holds() -> None:
+    """A runner the window loaded with a draft (the server adopts it): its residency counts the
+    draft's buffers too, which the runner reports apart from the model's (runner/memory.py)."""
+    from runner.memory import with_draft
+    from server.planning import held_by_device
+
+    model = [{"device": "CUDA0", "weights": 100, "kv": 20, "compute": 5, "output": 1},
+             {"device": "CPU", "weights": 10, "kv": 0, "compute": 2, "output": 0}]
+    draft = [{"device": "CUDA0", "weights": 30, "kv": 4, "compute": 3, "output": 0}]
+    memory = with_draft(model, draft)
+    assert [r["device"] for r in memory] == ["CUDA0", "CPU"]
+    assert memory[0]["draft"] == 37 and memory[1]["draft"] == 0
+    assert memory[0]["kv"] == 20  # the model's own figures are untouched
+    assert held_by_device(memory) == {"CUDA0": 163, "cpu": 12}
+    assert held_by_device(model) == {"CUDA0": 126, "cpu": 12}
