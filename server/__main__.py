@@ -110,6 +110,8 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
     import httpx2
     import uvicorn
 
+    from app.loading.drafts import DraftSense, this_computer
+    from app.planner.speculation import SpecMemory
     from app.runtimes.select import RuntimeSelection
     from app.settings import load_settings
     from runner.connections import ConnectionGuard, guarded_protocol
@@ -133,7 +135,12 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
     def plan(*a: Any, **kw: Any) -> Any:
         return plan_alone(*a, probe=not args.no_dry_run, **kw)
 
-    manager = Manager(Catalog(lambda: config), lambda: config, selection, http, plan=plan)
+    catalog = Catalog(lambda: config)
+    # A smaller model of the same family in the catalog drafts for a chat model, as this
+    # computer measured (the window's verdicts: the same file, app/planner/speculation.py).
+    drafts = DraftSense(lambda: [str(e.path) for e in catalog.entries()], SpecMemory(),
+                        this_computer())
+    manager = Manager(catalog, lambda: config, selection, http, plan=plan, drafts=drafts)
     app = create_app(manager, more_routes(manager))
     app.state.http = http
     app.state.catalog = manager.catalog

@@ -25,6 +25,7 @@ import httpx2
 
 from app.i18n import TextError
 from app.jobs import CancelledError, CancelToken
+from app.loading.drafts import DraftSense, record_trial
 from app.runner_client.command import build_launch
 from app.runtimes.select import RuntimeSelection
 from runner.wire.shapes import read_health
@@ -151,13 +152,16 @@ class Manager:
     def __init__(self, catalog: Catalog, config: Callable[[], ServerConfig],
                  selection: RuntimeSelection, http: httpx2.AsyncClient, *,
                  plan: Callable[..., Planned] = plan_alone,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 drafts: DraftSense | None = None) -> None:
         self._catalog = catalog
         self._config = config
         self._selection = selection
         self._http = http
         self._plan = plan
         self._clock = clock
+        # The catalog's models that may draft for a chat model, and the verdicts (as the window's).
+        self._drafts = drafts
         self._slots: dict[str, Slot] = {}
         self._admit = asyncio.Lock()
         self._tokens: set[CancelToken] = set()
@@ -357,7 +361,9 @@ class Manager:
             planned = await asyncio.to_thread(
                 self._plan, str(slot.entry.path), [s.planned.plan for s in residents if s.planned],
                 self._selection, token=token, memory_budget=self._config().memory_budget,
-                context=self._contexts.get(slot.entry.id), memo=self._probed)
+                context=self._contexts.get(slot.entry.id), memo=self._probed,
+                # No draft for an embedding model: it generates nothing.
+                **({"drafts": self._drafts} if self._drafts and not slot.embedding else {}))
         except CancelledError:
             raise ModelError("The server is stopping.") from None
         except (OSError, ValueError, TextError) as exc:  # TextError: GGUFError, PlannerError
@@ -423,10 +429,14 @@ class Manager:
         try:
             r = await self._http.get(slot.url + "/runner/status", timeout=5.0,
                                      headers={"Authorization": f"Bearer {slot.key}"})
-            measured = measured_held(slot.planned.plan, r.json().get("memory"))
+            status = r.json()
+            measured = measured_held(slot.planned.plan, status.get("memory"))
         except (httpx2.HTTPError, ValueError, AttributeError):
             return
         slot.held.update(measured)
+        if self._drafts is not None and isinstance(status, dict):
+            await asyncio.to_thread(record_trial, slot.planned.plan.model, self._drafts,
+                                    slot.planned.build.key, status)
 
     def _failure(self, slot: Slot, what: str) -> str:
         tail = _last_message(slot.stderr)

@@ -364,3 +364,24 @@ def test_a_client_that_leaves_before_its_whole_reply_ends_the_runners_request(
         until(lambda: server.resident()["bench.gguf"]["requests"] == 0, "the model free again")
         with _client(server) as client:
             assert _say(client, "bench") == "bench.gguf"
+
+
+def test_a_smaller_model_of_the_family_drafts_as_measured(tmp_path: Path) -> None:
+    """Speculative decoding in the model server (issue 32): a model in the catalog that can draft
+    for the one asked for loads beside it, measured at its first load; the verdict is kept for
+    its next (the window's file, the same pair, runtime and computer)."""
+    from tests.fixtures.speculative import DRAFT, TARGET
+
+    add_model(tmp_path, "big.gguf", model_path(replace(TARGET, n_layer=12, inert_layers=11,
+                                                       name="hearth-spec-target-12")))
+    add_model(tmp_path, "small.gguf", model_path(DRAFT))
+    with running(tmp_path, "--no-dry-run", models=()) as server, _client(server) as client:
+        client.chat.completions.create(model="big", max_tokens=4,
+                                       messages=[{"role": "user", "content": "hello"}])
+        argv = server.runners()["big.gguf"].cmdline()
+        assert argv[argv.index("--spec-draft-model") + 1].endswith("small.gguf")
+        assert "--spec-measure" in argv
+        kept = tmp_path / "cache" / "speculation-measurements.json"
+        until(kept.exists, "the trial's verdict kept")
+        entry = json.loads(kept.read_text())["entries"][0]
+        assert "big.gguf" in entry["key"] and "small.gguf" in entry["key"]
