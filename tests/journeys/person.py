@@ -305,6 +305,10 @@ def hover_message(qtbot: Any, view: Any, which: int = -1) -> Any:
         QApplication.processEvents()
     rect = view.message_rect(index).translated(0, -view.verticalScrollBar().value())
     at = QPoint(int(rect.center().x()), int(min(rect.center().y(), rect.top() + 40)))
+    # From elsewhere first: a move to where the pointer already is makes no event, so a retry
+    # (waitUntil) after the view re-laid out would never show the bar again.
+    QTest.mouseMove(viewport, QPoint(at.x(), max(0, at.y() - 20)))
+    QApplication.processEvents()
     QTest.mouseMove(viewport, at)
     QApplication.processEvents()
     bar = view.message_bar()
