@@ -536,7 +536,10 @@ class Scheduler:
 
     @property
     def max_embed_tokens(self) -> int:
-        return min(self._n_batch, self.model.n_ctx)
+        # An input is one batch in one sequence: within llama.cpp's own batch (it caps it at a
+        # sequence's context) and a sequence's share of the KV cache. Past either, llama_decode
+        # aborts the process (GGML_ASSERT n_tokens_all <= n_batch) instead of returning an error.
+        return min(self._n_batch, llama_cpp.llama_n_batch(self.model.ctx), self.slot_ctx)
 
     def submit_embed(self, job: EmbedJob) -> None:
         longest = max((len(t) for t in job.inputs), default=0)

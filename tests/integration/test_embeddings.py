@@ -95,3 +95,17 @@ def test_chat_runner_refuses_embeddings(runner: Runner) -> None:
     resp = httpx2.post(runner.url + "/v1/embeddings", json={"input": "hi"}, headers=runner.headers,
                        trust_env=False, timeout=60)
     assert resp.status_code == 400 and resp.json()["error"]["code"] == "embeddings_not_enabled"
+
+
+def test_an_input_longer_than_a_slot_s_context_is_a_400_not_a_crash(tiny_model: Path) -> None:
+    """With --parallel 2 a sequence holds half the context, and llama.cpp caps its batch there:
+    an input past it used to abort the runner (GGML_ASSERT in llama_decode). Found by the
+    OpenAPI fuzzer."""
+    with running("--embedding", "--ctx-size", "256", "--parallel", "2", model=tiny_model) as r:
+        with r.client() as http:
+            long = http.post("/v1/embeddings",
+                             json={"input": [[300 + i % 200 for i in range(300)]]})
+            assert long.status_code == 400 and "at most" in long.json()["error"]["message"]
+            ok = http.post("/v1/embeddings", json={"input": [[300 + i % 200 for i in range(200)]]})
+            assert ok.status_code == 200
+        assert r.process.poll() is None
