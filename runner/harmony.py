@@ -79,8 +79,6 @@ class HarmonyStream:
     marker is held back, as with stop strings.
     """
 
-    fmt = "harmony"
-
     def __init__(self, names: list[str]) -> None:
         self.names = names
         self.state = "start"  # "start" (before a header), "header" or "body"

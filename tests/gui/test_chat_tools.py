@@ -230,13 +230,20 @@ def test_the_loop_stops_at_its_bound_and_stop_ends_it_at_once(qtbot: Any,
     assert len(streamer.requests) == 4
 
 
-def test_stop_while_asking_cancels_the_question(qtbot: Any, tmp_path: Path) -> None:
+def asking(tmp_path: Path) -> tuple[Any, Any, list[Any], list[Any]]:
+    """A session whose model called a tool and that asks the person about it: the session, its
+    streamer, the questions asked and every change of the question (None: cleared)."""
     session, streamer, _, _ = make(tmp_path)
     questions = asked(session)
     cleared: list[Any] = []
     session.approval_changed.connect(cleared.append)
     session.send("1+1?", TOOLS)
     streamer.call_tools(("calculate", '{"expression": "1+1"}'))
+    return session, streamer, questions, cleared
+
+
+def test_stop_while_asking_cancels_the_question(qtbot: Any, tmp_path: Path) -> None:
+    session, streamer, questions, cleared = asking(tmp_path)
     session.stop()
     assert cleared[-1] is None and session.approval is None and not session.busy
     session.decide(questions[0].uid, "once")  # a late answer runs nothing
@@ -409,12 +416,7 @@ def test_thinking_is_set_per_conversation_where_the_template_allows_it(qtbot: An
 
 def test_another_conversation_ends_a_round_waiting_for_an_answer(qtbot: Any,
                                                                  tmp_path: Path) -> None:
-    session, streamer, _, _ = make(tmp_path)
-    questions = asked(session)
-    cleared: list[Any] = []
-    session.approval_changed.connect(cleared.append)
-    session.send("1+1?", TOOLS)
-    streamer.call_tools(("calculate", '{"expression": "1+1"}'))
+    session, _streamer, questions, cleared = asking(tmp_path)
     old = session.transcript.messages[-1]
     session.new_conversation()
     assert not session.busy and cleared[-1] is None
