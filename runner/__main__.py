@@ -338,6 +338,13 @@ def _load(state: Any, request_exit: Any, exit_code: list[int]) -> None:
                 log.exception("could not measure speculation; it stays off")
                 scheduler.speculating = False
         state.ready(model, scheduler, time.perf_counter() - t0)
+        if state.settings.tune_speed and not state.settings.embedding:
+            from runner.settings import parse_tune_spec
+            from runner.speed_trial import SpeedTrial
+
+            scheduler.start_speed_trial(SpeedTrial(
+                state.settings, parse_tune_spec(state.settings.tune_speed),
+                state.settings.tune_budget))
         log.info("model loaded in %.2f s", state.load_seconds,
                  extra={"event": "loaded", "model": path, "n_ctx": model.n_ctx})
     except (GGUFError, LoadError) as exc:

@@ -477,6 +477,13 @@ def calibration_budget() -> float:
         return 2.0
 
 
+class _Wake:
+    """Queued to make an idle scheduler look at its work again."""
+
+
+_WAKE = _Wake()
+
+
 class Scheduler:
     """Owns the model's context on one thread and runs queued jobs through parallel slots."""
 
@@ -492,7 +499,8 @@ class Scheduler:
         self.n_slots = max(1, model.settings.parallel)
         self.slot_ctx = model.n_ctx // self.n_slots
         self.slots = [_Slot(seq=i) for i in range(self.n_slots)]
-        self.queue: queue.SimpleQueue[Job | EmbedJob | None] = queue.SimpleQueue()
+        self.queue: queue.SimpleQueue[Job | EmbedJob | _Wake | None] = queue.SimpleQueue()
+        self.speed: Any = None  # runner.speed_trial.SpeedTrial, measured while idle
         self.last = RequestStats()
         self.total_requests = 0
         self.active_jobs = 0
@@ -575,22 +583,51 @@ class Scheduler:
 
     # ---- the loop ------------------------------------------------------------------------------
 
+    def start_speed_trial(self, trial: Any) -> None:
+        """Measure ``trial`` (runner/speed_trial.py SpeedTrial) whenever nothing else runs."""
+        self.speed = trial
+        self.queue.put(_WAKE)
+
     def _run(self) -> None:
+        try:
+            self._loop()
+        finally:
+            if self.speed is not None:
+                self.speed.close()  # its context, before the model goes
+
+    def _loop(self) -> None:
         waiting: list[Job] = []
         while not self._stop:
             busy = any(s.job is not None or s.pending for s in self.slots)
+            trial = self.speed if self.speed is not None and self.speed.pending else None
+            idle = not busy and not waiting
             try:
-                item = self.queue.get(block=not busy and not waiting)
+                if idle and trial is not None:  # measure unless something arrives
+                    wait = trial.resume_at - time.monotonic()
+                    item = self.queue.get(timeout=wait) if wait > 0 else self.queue.get_nowait()
+                else:
+                    item = self.queue.get(block=idle)
                 while True:
                     if item is None:
                         return
                     if isinstance(item, EmbedJob):
                         self._embed(item)  # embedding runners generate nothing: no slot to share
-                    else:
+                    elif isinstance(item, Job):
                         waiting.append(item)
                     item = self.queue.get_nowait()
             except queue.Empty:
                 pass
+            if trial is not None:
+                if waiting or busy:
+                    trial.set_aside()  # its context freed before the request runs
+                elif time.monotonic() >= trial.resume_at:
+                    try:
+                        trial.unit(self.model, self._threads)
+                    except Exception:  # the trial's failure must not take the scheduler down
+                        log.exception("measuring the speed settings failed")
+                        trial.close()
+                        self.speed = None
+                    continue
             waiting = self._admit(waiting)
             if any(s.job is not None or s.pending for s in self.slots):
                 try:

@@ -711,6 +711,7 @@ def runner_status(state: RunnerState, local: bool = True) -> dict[str, Any]:
         out["speculative"] = None if sched.spec is None else sched.spec_counts.to_json(
             sched.spec, None if draft is None else draft if local else _file_name(draft),
             sched.speculating, sched.trial.to_json() if sched.trial is not None else None)
+        out["speed_trial"] = None if sched.speed is None else sched.speed.to_json()
         vision = state.model.vision
         out["vision"] = None if vision is None else {
             "projector": vision.path if local else _file_name(vision.path),

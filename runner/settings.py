@@ -73,6 +73,10 @@ class LoadSettings:
     ngram_size_n: int = 12
     ngram_size_m: int = 48
     spec_measure: bool = False  # measure at load whether it pays; off when it does not
+    # Speed settings to measure once the model is ready (runner/speed_trial.py): "fa=on,off;
+    # kv=f16,q8_0;ub=256,512,1024", each part optional; "" measures nothing.
+    tune_speed: str = ""
+    tune_budget: float = 5.0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -140,6 +144,12 @@ def add_load_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec-measure", action="store_true",
                         help="measure at load whether speculation is at least 10%% faster on this "
                              "computer, and turn it off when it is not")
+    parser.add_argument("--tune-speed", type=_tune_spec, default="", metavar="SPEC",
+                        help="once the model is ready and idle, measure these speed settings "
+                             "beside the load's own (fa=on,off;kv=f16,q8_0;ub=256,512,1024) and "
+                             "report the fastest in /runner/status speed_trial")
+    parser.add_argument("--tune-budget", type=_pos_float, default=5.0, metavar="SECONDS",
+                        help="seconds of measuring --tune-speed may spend in all (default 5)")
 
 
 def settings_from_args(args: argparse.Namespace) -> LoadSettings:
@@ -179,6 +189,8 @@ def settings_from_args(args: argparse.Namespace) -> LoadSettings:
         ngram_size_n=args.spec_ngram_simple_size_n,
         ngram_size_m=args.spec_ngram_simple_size_m,
         spec_measure=args.spec_measure,
+        tune_speed=args.tune_speed,
+        tune_budget=args.tune_budget,
     )
 
 
@@ -223,6 +235,45 @@ def _endpoints(text: str) -> tuple[str, ...]:
         return tuple(parse_endpoints(text))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+MAX_UBATCH = 8192
+
+
+def parse_tune_spec(text: str) -> dict[str, list[Any]]:
+    """``--tune-speed``'s ``fa=on,off;kv=f16,q8_0;ub=256,512,1024`` (each part optional) as
+    lists of values; ValueError names a part it does not take."""
+    out: dict[str, list[Any]] = {"fa": [], "kv": [], "ub": []}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, _, values = part.partition("=")
+        name = name.strip()
+        if name not in out or not values.strip():
+            raise ValueError(f"expected fa=…;kv=…;ub=…, got {part!r}")
+        for v in filter(None, (v.strip() for v in values.split(","))):
+            if name == "fa" and v in ("on", "off"):
+                out[name].append(v)
+            elif name == "kv" and v in CACHE_TYPES:
+                out[name].append(v)
+            elif name == "ub" and v.isdigit() and 1 <= int(v) <= MAX_UBATCH:
+                out[name].append(int(v))
+            else:
+                raise ValueError(f"{name}: {v!r} is not a value it takes")
+    return out
+
+
+def _tune_spec(text: str) -> str:
+    try:
+        parse_tune_spec(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _pos_float(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 600:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 600, got {value}")
+    return value
 
 
 def _nonneg_int(text: str) -> int:

@@ -111,7 +111,9 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
     import uvicorn
 
     from app.loading.drafts import DraftSense, this_computer
+    from app.loading.speed import SpeedSense
     from app.planner.speculation import SpecMemory
+    from app.planner.speed import SpeedMemory
     from app.runtimes.select import RuntimeSelection
     from app.settings import load_settings
     from runner.connections import ConnectionGuard, guarded_protocol
@@ -132,8 +134,12 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
     http = httpx2.AsyncClient(limits=httpx2.Limits(max_connections=None,
                                                    max_keepalive_connections=64))
 
+    # The speed settings the window's loads measured on this computer; the server measures
+    # none itself (a trial context beside a model could take memory other models hold).
+    speed = SpeedSense(SpeedMemory(), this_computer(), measure=False)
+
     def plan(*a: Any, **kw: Any) -> Any:
-        return plan_alone(*a, probe=not args.no_dry_run, **kw)
+        return plan_alone(*a, probe=not args.no_dry_run, speed=speed, **kw)
 
     catalog = Catalog(lambda: config)
     # A smaller model of the same family in the catalog drafts for a chat model, as this

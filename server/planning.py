@@ -23,6 +23,7 @@ from app.loading.confirm import run_probe
 from app.loading.drafts import DraftSense
 from app.loading.flags import plan_flags
 from app.loading.prepare import prepare_load
+from app.loading.speed import SpeedSense
 from app.loading.tuning import machine_key, model_settings_key, pins_from_json, settings_key
 from app.planner.corrections import CorrectionStore
 from app.planner.plan import LaunchPlan
@@ -148,7 +149,8 @@ def plan_alone(path: str, residents: Sequence[LaunchPlan], selection: RuntimeSel
                token: CancelToken, memory_budget: int = 0, context: int | None = None,
                detect: Callable[[], HardwareReport] = detect_hardware,
                pins_for: PinsLookup = saved_pins, probe: bool = True,
-               memo: ProbeMemo | None = None, drafts: DraftSense | None = None) -> Planned:
+               memo: ProbeMemo | None = None, drafts: DraftSense | None = None,
+               speed: SpeedSense | None = None) -> Planned:
     """The plan ``path`` gets on this machine with nothing else loaded; raises GGUFError,
     PlannerError, OSError or CancelledError with a sentence to show.
 
@@ -158,7 +160,8 @@ def plan_alone(path: str, residents: Sequence[LaunchPlan], selection: RuntimeSel
     in place of the planner's choice and any context the person pinned. ``memo``: dry-run
     plans kept between calls (:data:`ProbeMemo`); a plan taken from it keeps the capacity
     measured now. ``drafts``: the models that may draft for it and what was measured of each
-    pair (app/loading/drafts.py), as the window's loads use them."""
+    pair (app/loading/drafts.py), as the window's loads use them. ``speed``: the speed
+    settings the window's loads measured (app/loading/speed.py)."""
     report = added_back(detect(), residents)
     build = selection.chosen_build(token, lambda: report)
     pins = pins_for(path, report)
@@ -171,7 +174,7 @@ def plan_alone(path: str, residents: Sequence[LaunchPlan], selection: RuntimeSel
         prepared = prepare_load(path, cached=None, detect=lambda: report, wishes=wishes,
                                 store=CorrectionStore(), build=build,
                                 probe=run_probe if with_probe else None, token=token,
-                                drafts=drafts)
+                                drafts=drafts, speed=speed)
         plan = prepared.plan
         capacity = {device_key(d): d.device.budget for d in plan.devices}
         if memory_budget:

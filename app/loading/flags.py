@@ -60,6 +60,9 @@ def plan_args(plan: LaunchPlan, model_path: str | None = None) -> list[str]:
         # Measured once per pair, runtime and computer: the first load asks the runner to.
         args += ["--spec-draft-model", draft.path, *(["--spec-measure"] if draft.gain is None
                                                       else [])]
+    if plan.tune:
+        # Measured once per model, runtime and computer, in the background after the load.
+        args += ["--tune-speed", plan.tune]
     return args
 
 

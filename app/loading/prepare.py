@@ -23,6 +23,7 @@ from app.jobs import CancelToken
 from app.library.projectors import ProjectorChoices
 from app.loading.confirm import SLACK_BYTES, TOLERANCE, confirm, corrections_params
 from app.loading.drafts import DraftSense, attach_draft
+from app.loading.speed import SpeedSense, lookup, to_measure, with_tuned
 from app.loading.workers import WorkerCheck, check_workers
 from app.planner.corrections import CorrectionStore, model_key
 from app.planner.memory import Correction
@@ -126,7 +127,8 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
                  probe: Probe | None, token: CancelToken | None = None,
                  model: ModelInfo | None = None, workers: Sequence[str] = (),
                  check: WorkerCheckFn = check_workers, cpu: CpuSense | None = None,
-                 drafts: DraftSense | None = None) -> Prepared:
+                 drafts: DraftSense | None = None, speed: SpeedSense | None = None
+                 ) -> Prepared:
     """Plan ``model_path`` for ``build``.
 
     ``model``: the model already read (a remote header, ``hf://`` in ``hearth plan``); it has no
@@ -139,7 +141,8 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
     left out with a reason. ``cpu``: the load on the cores now and what earlier loads measured
     (None: one thread per physical core, as on an idle machine). ``drafts``: the models on
     this computer that may draft for it and what earlier loads measured (None: no draft,
-    app/loading/drafts.py). Raises GGUFError /
+    app/loading/drafts.py). ``speed``: the speed settings earlier loads measured (None: the
+    defaults, and nothing measured; app/loading/speed.py). Raises GGUFError /
     PlannerError / OSError with a sentence to show, and CancelledError as soon as ``token`` is
     cancelled (the dry run is killed).
     """
@@ -211,6 +214,14 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
                 "file": os.path.basename(planned.draft.path), "layers": max(0, lost)}))
             planned = replace(planned, draft=None)
             result = replan({})
+    verdict = None
+    if speed is not None and build.key is not None and not remote and result.fits:
+        verdict = lookup(result, speed, build.key)
+        wishes, said = with_tuned(result, verdict, wishes, lambda w: plan(
+            planned, hardware, w, stored, workers=lent, cpu=now))
+        if said is not None:
+            notes.append(said)
+            result = replan({})
     if probe is not None and result.fits:
         def dry_run(args: list[str]) -> dict[str, Any]:
             token.check()
@@ -222,6 +233,9 @@ def prepare_load(model_path: str, *, cached: HardwareReport | None,
         if measured is not None:  # the plan counted the encoder wrong: count what it took
             planned, why = measured
             result = replan(confirmation.corrections).explained(confirmation.note, why)
+    if speed is not None and speed.measure and build.key is not None and not remote and \
+            verdict is None:
+        result = to_measure(result)
     return Prepared(result, hardware, cached is None, stored, build)
 
 

@@ -39,7 +39,8 @@ FLASH_ATTN = ("on", "off", "auto")
 CACHE_TYPES = ("f16", "q8_0", "bf16", "q5_1", "q5_0", "q4_1", "q4_0", "f32")
 # The reasons prepare_load adds after the search (they are about the machine and the measured
 # corrections, not the pins) and a recomputed plan keeps.
-NOTE_CODES = frozenset({"runner_unknown", "stored_corrections"})
+NOTE_CODES = frozenset({"runner_unknown", "stored_corrections", "speed_tuned", "speed_left_out",
+                        "speed_defaults", "speed_unmeasured"})
 # The reasons the search ends with when a plan does not fit.
 _NOT_FIT_CODES = ("does_not_fit", "quantized_v_needs_fa")
 

@@ -67,6 +67,9 @@ class LaunchPlan:
     model: ModelInfo = field(repr=False, compare=False)
     wishes: Wishes = field(default_factory=Wishes, repr=False, compare=False)
     fallback_steps: tuple[str, ...] = ()
+    # Speed settings for the runner to measure beside this load (app/planner/speed.py
+    # tune_spec; --tune-speed), "" for none.
+    tune: str = ""
 
     @property
     def gpus(self) -> list[DeviceBreakdown]:
@@ -106,6 +109,7 @@ class LaunchPlan:
             "reasons": self.reason_texts(),
             "reason_records": [r.to_json() for r in self.reasons],
             "fallback_steps": list(self.fallback_steps),
+            "tune": self.tune or None,
         }
 
 
@@ -182,9 +186,15 @@ class _Search:
 
     def base_settings(self) -> Settings:
         p = self.p
-        n_batch = p.n_batch or (2048 if self.gpus else 512)
-        n_ubatch = min(p.n_ubatch or 512, n_batch)
+        t = self.w.tuned
+        n_batch = p.n_batch or max(2048 if self.gpus else 512,
+                                   t.n_batch if t and not p.n_ubatch else 0)
+        n_ubatch = min(p.n_ubatch or (t.n_ubatch if t else 512), n_batch)
         threads = p.n_threads or self.start_threads
+        fa = p.flash_attn or (t.flash_attn if t else "on")
+        # A measured KV type only where the person chose neither and it can be used.
+        kv = t.cache_type if t and not (p.cache_type_k or p.cache_type_v) and \
+            (fa == "on" or t.cache_type not in QUANTIZED_KV) else "f16"
         return Settings(
             n_gpu_layers=0,
             n_ctx=4096,
@@ -192,9 +202,9 @@ class _Search:
             n_ubatch=n_ubatch,
             n_threads=threads,
             n_threads_batch=p.n_threads_batch or threads,
-            flash_attn=p.flash_attn or "on",
-            cache_type_k=p.cache_type_k or "f16",
-            cache_type_v=p.cache_type_v or "f16",
+            flash_attn=fa,
+            cache_type_k=p.cache_type_k or kv,
+            cache_type_v=p.cache_type_v or kv,
             n_cpu_moe=p.n_cpu_moe or 0,
             mmap=True if p.mmap is None else p.mmap,
             mlock=bool(p.mlock),
@@ -208,6 +218,8 @@ class _Search:
         opts = [("f16", "f16")]
         if self.w.allow_quantized_kv and s.flash_attn == "on":
             opts.append(("q8_0", "q8_0"))
+            if s.cache_type_k == "q8_0":  # measured faster here, and smaller: no f16 then
+                opts = opts[1:]
         return opts
 
     def ctx_grid(self) -> list[int]:
@@ -523,7 +535,8 @@ class _Search:
             r.append(Reason("draft", {
                 "bytes": draft_bytes(m, s), "file": os.path.basename(m.draft.path),
                 "where": self.gpus[0].name if on_gpu else None, "gain": m.draft.gain}))
-        if s.cache_type_k in QUANTIZED_KV and not self.p.cache_type_k:
+        tuned_kv = self.w.tuned is not None and self.w.tuned.cache_type == s.cache_type_k
+        if s.cache_type_k in QUANTIZED_KV and not self.p.cache_type_k and not tuned_kv:
             r.append(Reason("kv_quantized", {"cache_type": s.cache_type_k,
                                              "on_gpu": bool(self.gpus)}))
         if not fixed_ctx and s.n_ctx < train and (lay.ngl < self.top or not self.gpus):

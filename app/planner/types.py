@@ -95,6 +95,20 @@ class Wishes:
     allow_quantized_kv: bool = True
     cpu_only: bool = False
     gpu_budget: int | None = None
+    # What this computer measured fastest for the model (app/planner/speed.py): where the
+    # person pinned nothing, the plan starts from it instead of the defaults.
+    tuned: Tuned | None = None
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """Speed settings a load measured fastest on this computer (runner/speed_trial.py)."""
+
+    flash_attn: str
+    cache_type: str
+    n_ubatch: int
+    n_batch: int
+    gain: float  # a standard turn's time with the defaults over with these
 
 
 @dataclass(frozen=True)

@@ -260,6 +260,26 @@ def _draft_no_room(p: Params) -> Text:
               "so it is left out.", file=p["file"])
 
 
+def _speed(p: Params) -> Text:
+    """A measured speed setting as words: "flash attention off, an f16 KV cache and
+    micro-batches of 256 tokens"."""
+    fa = T_("flash attention on") if p["flash_attn"] == "on" else T_("flash attention off")
+    return T_("{fa}, a {cache_type} KV cache and micro-batches of {n_ubatch} tokens", fa=fa,
+              cache_type=p["cache_type"], n_ubatch=p["n_ubatch"])
+
+
+def _speed_tuned(p: Params) -> Text:
+    return T_("Speed settings measured fastest for this model on this computer: {settings}. "
+              "A typical turn ran {gain:.2f}× as fast as with the defaults.",
+              settings=_speed(p), gain=p["gain"])
+
+
+def _speed_left_out(p: Params) -> Text:
+    return T_("On this computer {settings} measured {gain:.2f}× as fast, but here they would "
+              "cost context or layers on the GPU, so the plan keeps its own.",
+              settings=_speed(p), gain=p["gain"])
+
+
 def _cores(n: float) -> Text:
     if float(n).is_integer():
         return T_("%n core(s)", None, int(n))
@@ -386,6 +406,19 @@ _WORDING: dict[str, Callable[[Params], str]] = {
     "projector": _projector,
     "draft": _draft,
     "draft_left_out": _draft_left_out,
+    "speed_measuring": lambda p: T_("This first load also measures which flash attention, KV "
+                                    "cache type and micro-batch are fastest for this model on "
+                                    "this computer: at most 5 seconds in the background once it "
+                                    "is ready, set aside whenever you send a message. Later "
+                                    "loads use the fastest."),
+    "speed_tuned": _speed_tuned,
+    "speed_left_out": _speed_left_out,
+    "speed_defaults": lambda p: T_("Measured on this computer: no other flash attention, KV "
+                                   "cache type or micro-batch is faster for this model than "
+                                   "these."),
+    "speed_unmeasured": lambda p: T_("The speed settings could not be measured for this model "
+                                     "on this computer ({why}), so the plan uses its defaults.",
+                                     why=p["why"]),
     "draft_no_room": _draft_no_room,
     "draft_refused": _draft_refused,
     "projector_measured": lambda p: T_("The dry run loaded the vision projector: its encoder "

@@ -27,6 +27,7 @@ from app.loading.flags import plan_flags
 from app.loading.ladder import LoadLadder, classify_failure, uses_gpu
 from app.loading.measure import record_load
 from app.loading.prepare import CpuSense, Prepared, Probe, prepare_load, thread_shape
+from app.loading.speed import SpeedSense, measuring, record_speed
 from app.loading.text import does_not_fit_text, gave_up_text
 from app.loading.tuning import merge_pins
 from app.planner import wording
@@ -47,6 +48,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RETRY_DELAY_MS = 0  # one turn of the event loop: the window shows the step before the retry
+# How often the runner's speed trial is asked after, and for how long: it waits for idle
+# moments, so a busy chat can hold it back; unfinished, the next load measures again.
+SPEED_POLL_MS = 2000
+SPEED_POLLS = 150
 
 
 class LoadPhase(Enum):
@@ -94,6 +99,7 @@ class ModelLoader(QObject):
     failed = Signal(object)  # final: planning failed, the plan does not fit, or the ladder ended
     died = Signal(object)  # the runner stopped after it was ready
     measured = Signal(object)  # list[Measurement] recorded after a load (may be empty)
+    speed_measured = Signal(object)  # app.planner.speed.Verdict the runner's trial came to
     hardware_detected = Signal(object)  # HardwareReport detected for a plan
     # str path: planning found no file there, or a file that is not a GGUF model (a script
     # opened by path): nothing to offer in the model list again. Emitted before ``failed``.
@@ -127,6 +133,8 @@ class ModelLoader(QObject):
         # The models that may draft for the one loaded, and what was measured of each pair
         # (app/loading/drafts.py); set once the library exists. None: no draft.
         self.drafts: DraftSense | None = None
+        # The speed settings earlier loads measured (app/loading/speed.py); None: the defaults.
+        self.speed: SpeedSense | None = None
         self._pins_for = pins_for
         self._workers = workers  # the RPC workers a plan may split over (app/services/workers)
         self._cpu = cpu  # the load on the cores, and the thread counts earlier loads measured
@@ -191,7 +199,7 @@ class ModelLoader(QObject):
         detect, probe, wishes = self._detect, self._probe, self.wishes
         pins_for = self._pins_for
         workers = list(self._workers())
-        cpu, drafts = self._cpu, self.drafts
+        cpu, drafts, speed = self._cpu, self.drafts, self.speed
 
         def work(token: CancelToken) -> Prepared:
             build = find_build(token)
@@ -209,7 +217,8 @@ class ModelLoader(QObject):
             try:
                 return prepare_load(path, cached=cached, detect=detect_once, wishes=use,
                                     store=_store(store_in), build=build, probe=probe,
-                                    token=token, workers=workers, cpu=cpu, drafts=drafts)
+                                    token=token, workers=workers, cpu=cpu, drafts=drafts,
+                                    speed=speed)
             except GGUFError as exc:
                 # Told apart here, off the GUI thread: the disk may be slow to answer.
                 if not isinstance(exc, NotGGUFError) and not os.path.lexists(path):
@@ -328,6 +337,28 @@ class ModelLoader(QObject):
 
         self._tasks.run(work, self.measured.emit,
                         lambda e: log.info("could not record the load's memory: %s", e))
+        if plan.tune and self.speed is not None:
+            self._follow_speed(plan, self._generation, SPEED_POLLS)
+
+    def _follow_speed(self, plan: LaunchPlan, gen: int, left: int) -> None:
+        """Ask the runner how its speed trial went until it has finished, then keep it."""
+        if gen != self._generation or self.phase != LoadPhase.READY or left <= 0 or \
+                self.build is None:
+            return
+        url, key, sense, runtime = self.runner.url, self.runner.key, self.speed, self.build.key
+
+        def work() -> Any:
+            with RunnerClient(url, key, timeout=5.0) as client:
+                status = client.status()
+            return None if measuring(status) else record_speed(plan, sense, runtime, status)
+
+        def done(verdict: Any) -> None:
+            if verdict is None:
+                QTimer.singleShot(SPEED_POLL_MS, lambda: self._follow_speed(plan, gen, left - 1))
+            else:
+                self.speed_measured.emit(verdict)
+
+        self._tasks.run(work, done, lambda e: log.info("could not read the speed trial: %s", e))
 
     def _on_failed(self, message: str) -> None:
         ex = self.runner.last_exit

@@ -30,6 +30,7 @@ from app.jobs import CancelToken
 from app.library.model_settings import ModelSettingsStore
 from app.loading.drafts import DraftSense
 from app.loading.prepare import prepare_load
+from app.loading.speed import SpeedSense
 from app.loading.tuning import (
     TuningContext,
     machine_key,
@@ -94,6 +95,7 @@ class TuningService(QObject):
         self._detect = detect
         self.wishes = wishes or Wishes()  # the loader's: the panel plans as the load will
         self.drafts: DraftSense | None = None  # the loader's too: its draft and its memory
+        self.speed: SpeedSense | None = None  # the loader's too: the measured speed settings
         self._corrections = corrections
         # Default: the chosen runtime's build, as the loader asks for it (the same selection,
         # so the panel plans for the build the next load serves with).
@@ -116,6 +118,7 @@ class TuningService(QObject):
         cached = self._cached_hardware() if self._cached_hardware is not None else None
         detect, wishes, find_build = self._detect, self.wishes, self._find_build
         store_in, read_saved, drafts = self._corrections, self._read_saved, self.drafts
+        speed = self.speed
 
         def work(token: CancelToken) -> MeasuredContext:
             build = find_build(token)
@@ -128,13 +131,15 @@ class TuningService(QObject):
             # measured corrections, so the panel's first plan is the one a load would start from.
             prepared = prepare_load(path, cached=cached, detect=lambda: report, wishes=wishes,
                                     store=store, build=build, probe=None, token=token,
-                                    drafts=drafts)
+                                    drafts=drafts, speed=speed)
             token.check()
             # Under the keys the loader recorded it with (app/loading/measure.py).
             measured = tuple(store.last_load(model_key(path), build.key)) if build.key else ()
             return MeasuredContext(
                 path=path, model=prepared.plan.model, hardware=prepared.hardware,
-                corrections=prepared.stored, notes=notes_of(prepared.plan), wishes=wishes,
+                corrections=prepared.stored, notes=notes_of(prepared.plan),
+                # with the measured speed settings where the plan took them
+                wishes=prepared.plan.wishes,
                 key=key, saved=read_saved(key), measured=measured)
 
         self._job = self._tasks.start_job(work, self._on_opened, self._on_error, name="tune",

@@ -1632,6 +1632,26 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <source>{file} could draft for this model, but it would take room the context needs, so it is left out.</source>
         <translation>{file} könnte für dieses Modell Entwürfe liefern, nähme aber Platz ein, den der Kontext braucht; es bleibt deshalb weg.</translation>
     </message>
+    <message>
+        <source>flash attention on</source>
+        <translation>Flash Attention an</translation>
+    </message>
+    <message>
+        <source>flash attention off</source>
+        <translation>Flash Attention aus</translation>
+    </message>
+    <message>
+        <source>{fa}, a {cache_type} KV cache and micro-batches of {n_ubatch} tokens</source>
+        <translation>{fa}, ein {cache_type}-KV-Cache und Mikro-Batches von {n_ubatch} Tokens</translation>
+    </message>
+    <message>
+        <source>Speed settings measured fastest for this model on this computer: {settings}. A typical turn ran {gain:.2f}× as fast as with the defaults.</source>
+        <translation>Auf diesem Computer für dieses Modell als am schnellsten gemessen: {settings}. Ein typischer Wortwechsel lief {gain:.2f}× so schnell wie mit den Voreinstellungen.</translation>
+    </message>
+    <message>
+        <source>On this computer {settings} measured {gain:.2f}× as fast, but here they would cost context or layers on the GPU, so the plan keeps its own.</source>
+        <translation>Auf diesem Computer war {settings} gemessen {gain:.2f}× so schnell, würde hier aber Kontext oder Schichten auf der GPU kosten; der Plan behält deshalb seine eigenen Einstellungen.</translation>
+    </message>
     <message numerus="yes">
         <source>%n core(s)</source>
         <translation>
@@ -1769,6 +1789,18 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
     <message>
         <source>Expert tensors of the first {n_cpu_moe} layers stay in system RAM before any whole layer leaves the GPU.</source>
         <translation>Die Experten-Tensoren der ersten {n_cpu_moe} Schichten bleiben im System-RAM, bevor eine ganze Schicht die GPU verlässt.</translation>
+    </message>
+    <message>
+        <source>This first load also measures which flash attention, KV cache type and micro-batch are fastest for this model on this computer: at most 5 seconds in the background once it is ready, set aside whenever you send a message. Later loads use the fastest.</source>
+        <translation>Dieses erste Laden misst außerdem, welche Flash-Attention-Einstellung, welcher KV-Cache-Typ und welcher Mikro-Batch für dieses Modell auf diesem Computer am schnellsten sind: höchstens 5 Sekunden im Hintergrund, sobald es bereit ist, und unterbrochen, sobald Sie eine Nachricht senden. Spätere Ladevorgänge nutzen die schnellsten.</translation>
+    </message>
+    <message>
+        <source>Measured on this computer: no other flash attention, KV cache type or micro-batch is faster for this model than these.</source>
+        <translation>Auf diesem Computer gemessen: Keine andere Flash-Attention-Einstellung, kein anderer KV-Cache-Typ und kein anderer Mikro-Batch ist für dieses Modell schneller als diese.</translation>
+    </message>
+    <message>
+        <source>The speed settings could not be measured for this model on this computer ({why}), so the plan uses its defaults.</source>
+        <translation>Die Geschwindigkeitseinstellungen ließen sich für dieses Modell auf diesem Computer nicht messen ({why}); der Plan nutzt deshalb seine Voreinstellungen.</translation>
     </message>
     <message>
         <source>The dry run loaded the vision projector: its encoder takes {size} of working memory (estimated {estimate}), and the plan counts that.</source>
