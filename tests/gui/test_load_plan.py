@@ -344,3 +344,48 @@ def test_a_draft_in_the_library_is_measured_once_and_then_used_as_measured(
     else:
         assert "--spec-draft-model" not in args
         assert any("left out" in r and gain in r for r in reasons)
+
+
+def test_speed_settings_are_measured_once_in_the_background_and_then_planned_from(
+        qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+    """The first load of a model asks the runner to measure flash attention, the KV type and
+    the micro-batch once it is ready; the verdict is kept, and the next load plans from it
+    without measuring (issue 32)."""
+    from app.loading.speed import SpeedSense
+    from app.planner.speed import SpeedMemory
+
+    window = make_window()
+    memory = SpeedMemory(tmp_path / "speed.json")
+    window.loader.speed = SpeedSense(memory, "this-pc")
+    path = str(model_path(TINY))
+    with qtbot.waitSignal(window.loader.speed_measured, timeout=120_000) as got:
+        load(qtbot, window, path)
+    args = window.runner._launch.args
+    assert "--tune-speed" in args
+    assert any("measures" in r and "micro-batch" in r for r in window.loader.plan.reason_texts())
+    with window.runner.client() as client:
+        trial = client.status()["speed_trial"]
+    assert trial["state"] == "done"
+    verdict = got.args[0]
+    if trial["chosen"] is None:  # the machine could not tell: kept with its reason
+        assert verdict.tuned is None and verdict.why == trial["why"]
+    else:
+        assert verdict.tuned is not None
+        assert (verdict.tuned.flash_attn, verdict.tuned.n_ubatch) == \
+            (trial["chosen"]["flash_attn"], trial["chosen"]["n_ubatch"])
+    assert memory.lookup(json.loads(memory.path.read_text())["entries"][0]["key"]) == verdict
+
+    with qtbot.waitSignal(window.runner.state_changed, timeout=10_000,
+                          check_params_cb=lambda s: s == RunnerState.STOPPED):
+        qtbot.mouseClick(window.unload_btn, Qt.MouseButton.LeftButton)
+    load(qtbot, window, path)
+    args = window.runner._launch.args
+    assert "--tune-speed" not in args
+    codes = {r.code for r in window.loader.plan.reasons}
+    if verdict.tuned is None:
+        assert "speed_unmeasured" in codes
+    elif "speed_tuned" in codes:
+        assert args[args.index("--flash-attn") + 1] == verdict.tuned.flash_attn
+        assert args[args.index("--ubatch-size") + 1] == str(verdict.tuned.n_ubatch)
+    else:  # the plan's own settings were the fastest
+        assert "speed_defaults" in codes
