@@ -140,17 +140,15 @@ def part_speculation(env: check.Env, rehearse: bool) -> dict[str, Any]:
 
 
 def _turn(server: check.Server, tag: int) -> dict[str, float]:
-    """Prompt tokens/s on a long prompt, generation tokens/s on one reply."""
-    first, _, _, usage = server.stream({
-        "messages": [{"role": "user", "content": check._prompt(1500, tag)}],
-        "max_tokens": 1, "stream": True, "stream_options": {"include_usage": True},
-        "cache_prompt": False})
-    pp = int(usage.get("prompt_tokens", 0)) / first if first else 0.0
+    """A turn like the trial's standard one: prompt tokens/s on a long prompt, then generation
+    tokens/s of the reply that follows it (at that depth)."""
     first, _, wall, usage = server.stream({
-        "messages": [{"role": "user", "content": f"story {tag}"}], "max_tokens": 128,
-        "ignore_eos": True, "stream": True, "stream_options": {"include_usage": True}})
+        "messages": [{"role": "user", "content": check._prompt(700, tag)}],
+        "max_tokens": 128, "ignore_eos": True, "stream": True, "cache_prompt": False,
+        "stream_options": {"include_usage": True}})
     n = int(usage.get("completion_tokens", 0))
-    return {"pp_tps": pp, "tg_tps": (n - 1) / max(1e-9, wall - first)}
+    return {"pp_tps": int(usage.get("prompt_tokens", 0)) / first if first else 0.0,
+            "tg_tps": (n - 1) / max(1e-9, wall - first)}
 
 
 def part_trial(env: check.Env, rehearse: bool) -> dict[str, Any]:
@@ -248,12 +246,16 @@ def markdown(data: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("out", type=Path)
-    p.add_argument("--rehearse", action="store_true")
+    p.add_argument("--rehearse", action="store_true",
+                   help="no GPU: llama-cpp-python's own build and tiny models")
+    p.add_argument("--tiny-models", action="store_true",
+                   help="tiny models on the GPU path (the carried runtime and wheels): checks a "
+                        "carry here before a GPU machine's time is spent")
     p.add_argument("--runtime")
     p.add_argument("--llama-server")
     p.add_argument("--work", default="/tmp/hearth-gpu-speed")
     args = p.parse_args(argv)
-    args.tiny_models = False
+    tiny = args.rehearse or args.tiny_models
     data: dict[str, Any] = {}
     started = time.monotonic()
 
@@ -276,8 +278,8 @@ def main(argv: list[str] | None = None) -> int:
 
     env = check.prepare_env(args)
     step("environment", lambda: check.step_environment(env))
-    step("trial", lambda: part_trial(env, args.rehearse))
-    step("speculation", lambda: part_speculation(env, args.rehearse))
+    step("trial", lambda: part_trial(env, tiny))
+    step("speculation", lambda: part_speculation(env, tiny))
     print((args.out / "speed-check.md").read_text(), flush=True)
     return 0
 
