@@ -21,6 +21,7 @@ it is at least :data:`MIN_GAIN` faster: a noisy tie keeps what the plan chose.
 from __future__ import annotations
 
 import logging
+import statistics
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field, replace
@@ -37,8 +38,11 @@ BUDGET_S = 5.0  # seconds of measuring in all, set-aside work included
 MIN_GAIN = 1.05  # a candidate must be this much faster than the load's own setting
 TURN_PROMPT = 1024  # the standard turn a candidate's speeds are weighed by
 TURN_REPLY = 256
-REPLY = 16  # tokens generated per measurement (one at a time)
-PROBE = 32  # prompt tokens the first, sizing, measurement reads
+REPLY = 24  # tokens generated per measurement (one at a time), after WARM untimed ones
+WARM = 2  # the first single-token steps build (and on CUDA capture) the decode graph
+# Prompt tokens the sizing measurement reads: a GPU reads 32 tokens far below its speed (a
+# launch-bound batch), so a quick first probe is followed by a larger one.
+PROBES = (32, 256)
 PROMPTS = (2048, 1024, 512, 256, 128, 64)  # prompt lengths tried, longest that fits first
 MAX_CANDIDATES = 12
 IDLE_S = 1.0  # quiet this long before measuring resumes after a request
@@ -204,13 +208,18 @@ class SpeedTrial:
         """A short measurement of the load's own settings, to choose a prompt length that lets
         every candidate be measured within the budget."""
         probe = Figures()
-        yield from self._run(model, threads, self.base, PROBE, 4, probe)
-        if probe.failed:
-            self._finish(f"could not measure: {probe.failed}")
-            return
+        for n_probe in PROBES:
+            t0 = time.perf_counter()
+            yield from self._run(model, threads, self.base, n_probe, 4, probe)
+            if probe.failed:
+                self._finish(f"could not measure: {probe.failed}")
+                return
+            if time.perf_counter() - t0 > self.budget_s * 0.02:
+                break  # a slow machine: the small probe says enough
         share = (self.budget_s - self.spent_s) * 0.8 / len(self.candidates)
         for n in PROMPTS:
-            if (n + self.base.n_ubatch) / probe.prompt_tps + REPLY / probe.gen_tps <= share:
+            cost = (n + self.base.n_ubatch) / probe.prompt_tps + (WARM + REPLY) / probe.gen_tps
+            if cost <= share:
                 self.prompt_tokens = n
                 break
         else:
@@ -225,7 +234,7 @@ class SpeedTrial:
 
     def _cost(self, c: Candidate) -> float:
         f = self.figures[c] if self.figures[c].prompt_tps else self._probe
-        return (self.prompt_tokens + c.n_ubatch) / f.prompt_tps + REPLY / f.gen_tps
+        return (self.prompt_tokens + c.n_ubatch) / f.prompt_tps + (WARM + REPLY) / f.gen_tps
 
     def _measure(self, model: Any, threads: int, c: Candidate) -> Generator[None, None, None]:
         got = Figures()
@@ -246,7 +255,7 @@ class SpeedTrial:
         st = replace(self.settings, flash_attn=c.flash_attn, cache_type_k=c.cache_type,
                      cache_type_v=c.cache_type, ubatch_size=c.n_ubatch, batch_size=c.n_ubatch,
                      parallel=1, threads=threads, threads_batch=threads)
-        n_ctx = -(-(n_prompt + n_reply + 1) // 256) * 256
+        n_ctx = -(-(n_prompt + WARM + n_reply + 1) // 256) * 256
         ctx = llama_cpp.llama_init_from_model(model.model, context_params(st, n_ctx, model.model))
         if not ctx:
             out.failed = "llama.cpp could not make a context with these settings"
@@ -264,14 +273,18 @@ class SpeedTrial:
                 _decode(ctx, batch, tokens[start:min(start + c.n_ubatch, n_prompt)], start)
                 spent += time.perf_counter() - t0
             out.prompt_tps = n_prompt / spent if spent > 0 else 0.0
-            spent = 0.0
-            for i in range(n_reply):
+            steps: list[float] = []
+            for i in range(WARM + n_reply):
                 if i % 4 == 0:
                     yield
                 t0 = time.perf_counter()
                 _decode(ctx, batch, [tokens[i]], n_prompt + i)
-                spent += time.perf_counter() - t0
-            out.gen_tps = n_reply / spent if spent > 0 else 0.0
+                if i >= WARM:
+                    steps.append(time.perf_counter() - t0)
+            # The median step: a step that met a busy moment or a graph rebuild is not the
+            # model's speed.
+            mid = statistics.median(steps)
+            out.gen_tps = 1.0 / mid if mid > 0 else 0.0
         except RuntimeError as exc:
             out.failed = str(exc)
         finally:
