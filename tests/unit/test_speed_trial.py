@@ -105,3 +105,23 @@ def turn(prompt: float, gen: float) -> float:
 def base_turn(figures: dict[Candidate, Figures]) -> float:
     f = figures[BASE]
     return turn(f.prompt_tps, f.gen_tps)
+
+
+@pytest.mark.parametrize("run", [2, 3])
+def test_the_h200_trials_choose_as_recorded(run: int) -> None:
+    """tests/gpu/speed_check.py on an H200 (docs/gpu.md): Llama 3.1 8B's shape, every layer on
+    the GPU. Its figures, chosen by today's rule, give the choice the runner made there: a
+    micro-batch of 1,024 (prompts about 14% faster), flash attention on, an f16 cache."""
+    import json
+
+    data = json.loads((Path(__file__).parents[1] / "fixtures" / "gpu" /
+                       f"h200-speed-2026-11-27-run{run}.json").read_text())
+    trial = data["trial"]["result"]["trial"]
+    figures = {Candidate(m["flash_attn"], m["cache_type"], m["n_ubatch"]):
+               Figures(m["prompt_tokens_per_s"], m["gen_tokens_per_s"])
+               for m in trial["measured"]}
+    base = Candidate(**trial["base"])
+    got = choose(base, figures)
+    assert got.chosen == Candidate(trial["chosen"]["flash_attn"], trial["chosen"]["cache_type"],
+                                   trial["chosen"]["n_ubatch"]) == Candidate("on", "f16", 1024)
+    assert got.gain == pytest.approx(trial["gain"], abs=0.001)
