@@ -28,6 +28,7 @@ from app.jobs import CancelledError, never_cancelled
 from app.loading.confirm import run_probe
 from app.loading.flags import plan_args
 from app.loading.prepare import Prepared, prepare_load
+from app.loading.speed import SpeedSense
 from app.loading.workers import normalize
 from app.planner.corrections import CorrectionStore
 from app.planner.plan import LaunchPlan
@@ -84,6 +85,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore-measurements", action="store_true",
                    help="plan from the file alone, without what earlier loads measured")
     return p
+
+
+def _speed() -> SpeedSense:
+    """The speed settings this computer measured, as the window plans with them (and asks to
+    measure where none were)."""
+    from app.loading.drafts import this_computer
+    from app.planner.speed import SpeedMemory
+
+    return SpeedSense(SpeedMemory(), this_computer())
 
 
 def _context(text: str) -> int | str:
@@ -151,7 +161,8 @@ def main(argv: list[str]) -> int:
             args.model, cached=None, detect=detect, wishes=wishes,
             store=None if args.ignore_measurements else CorrectionStore(), build=build,
             probe=None if recorded or args.no_probe else run_probe, token=token, model=remote,
-            workers=[normalize(e) for e in args.rpc.split(",") if e.strip()])
+            workers=[normalize(e) for e in args.rpc.split(",") if e.strip()],
+            speed=None if args.ignore_measurements or recorded else _speed())
     except (GGUFError, PlannerError, RunnerDevicesError, OSError, ValueError,
             CancelledError) as exc:
         print(f"hearth plan: {exc}", file=sys.stderr)
