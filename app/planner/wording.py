@@ -264,7 +264,7 @@ def _speed(p: Params) -> Text:
     """A measured speed setting as words: "flash attention off, an f16 KV cache and
     micro-batches of 256 tokens"."""
     fa = T_("flash attention on") if p["flash_attn"] == "on" else T_("flash attention off")
-    return T_("{fa}, a {cache_type} KV cache and micro-batches of {n_ubatch} tokens", fa=fa,
+    return T_("{fa}, the KV cache as {cache_type} and micro-batches of {n_ubatch} tokens", fa=fa,
               cache_type=p["cache_type"], n_ubatch=p["n_ubatch"])
 
 

@@ -1641,8 +1641,8 @@ Details stehen in der Logdatei. Ihre Unterhaltung ist gespeichert.</translation>
         <translation>Flash Attention aus</translation>
     </message>
     <message>
-        <source>{fa}, a {cache_type} KV cache and micro-batches of {n_ubatch} tokens</source>
-        <translation>{fa}, ein {cache_type}-KV-Cache und Mikro-Batches von {n_ubatch} Tokens</translation>
+        <source>{fa}, the KV cache as {cache_type} and micro-batches of {n_ubatch} tokens</source>
+        <translation>{fa}, der KV-Cache als {cache_type} und Mikro-Batches von {n_ubatch} Tokens</translation>
     </message>
     <message>
         <source>Speed settings measured fastest for this model on this computer: {settings}. A typical turn ran {gain:.2f}× as fast as with the defaults.</source>

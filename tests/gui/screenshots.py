@@ -991,7 +991,8 @@ def _hardware(s: Shot) -> None:
     s.window_shot("hardware")
 
 
-def _offload(s: Shot, name: str, pinned: bool, draft: bool = False) -> None:
+def _offload(s: Shot, name: str, pinned: bool, draft: bool = False, speed: bool = False
+             ) -> None:
     from PySide6.QtWidgets import QDialog, QVBoxLayout
 
     from app.loading.drafts import DraftSense
@@ -1000,9 +1001,12 @@ def _offload(s: Shot, name: str, pinned: bool, draft: bool = False) -> None:
     from tests.gui.screenshot_offload import header_model, make_rig, open_and_wait
 
     folder = Path(tempfile.mkdtemp(prefix="hearth-offload-shot-"))
-    rig = make_rig(folder)
+    rig = make_rig(folder, *(("h100_80gb", "cuda_h100") if speed else ()))
     panel = rig.panel
     model = "Mixtral-8x7B-Instruct-v0.1"
+    if speed:  # Llama 3.1 8B with what the speed trial chose on an H200 (docs/gpu.md)
+        model = "Llama-3.1-8B-Instruct"
+        rig.service.speed = _measured_speed(folder, header_model(folder, model))
     if draft:  # Qwen 2.5 32B, and its 1.5B on this computer to draft for it (not measured yet)
         from tests.fixtures.header_only import QWEN25_1_5B, write_header_only
 
@@ -1039,6 +1043,33 @@ def _offload_fits(s: Shot) -> None:
 @screen("offload-draft")
 def _offload_draft(s: Shot) -> None:
     _offload(s, "offload-draft", pinned=False, draft=True)
+
+
+@screen("offload-speed")
+def _offload_speed(s: Shot) -> None:
+    _offload(s, "offload-speed", pinned=False, speed=True)
+
+
+def _measured_speed(folder: Path, path: str) -> Any:
+    """A speed verdict for ``path`` on the recorded H100 machine, as the H200's trial reported
+    it (tests/fixtures/gpu/h200-speed-2026-11-27-run3.json)."""
+    import json
+
+    from app.loading.prepare import prepare_load
+    from app.loading.speed import SpeedSense, record_speed
+    from app.planner import Wishes
+    from app.planner.speed import SpeedMemory
+    from tests.gui.screenshot_offload import recorded_machine
+
+    sense = SpeedSense(SpeedMemory(folder / "speed.json"), "this computer")
+    hw, find_build = recorded_machine("h100_80gb", "cuda_h100")
+    first = prepare_load(path, cached=hw, detect=lambda: hw, wishes=Wishes(), store=None,
+                         build=find_build(None), probe=None, speed=sense)
+    run = json.loads((REPO / "tests" / "fixtures" / "gpu" /
+                      "h200-speed-2026-11-27-run3.json").read_text())
+    trial = run["trial"]["result"]["trial"]
+    record_speed(first.plan, sense, first.build.key, {"speed_trial": trial})
+    return sense
 
 
 @screen("offload-does-not-fit")
