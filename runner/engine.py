@@ -623,10 +623,9 @@ class Scheduler:
                 elif time.monotonic() >= trial.resume_at:
                     try:
                         trial.unit(self.model, self._threads)
-                    except Exception:  # the trial's failure must not take the scheduler down
+                    except Exception as exc:  # the trial's failure must not take the scheduler
                         log.exception("measuring the speed settings failed")
-                        trial.close()
-                        self.speed = None
+                        trial.fail(f"measuring failed: {exc}")
                     continue
             waiting = self._admit(waiting)
             if any(s.job is not None or s.pending for s in self.slots):

@@ -160,6 +160,11 @@ class SpeedTrial:
         self._aside = True
         self.resume_at = time.monotonic() + IDLE_S
 
+    def fail(self, why: str) -> None:
+        """Give up, saying why (the app keeps that, and does not measure again in vain)."""
+        self.close()
+        self.state, self.why, self.choice = "done", why[:200], None
+
     def close(self) -> None:
         if self._work is not None:
             self._work.close()

@@ -94,6 +94,10 @@ def test_what_the_runner_reports_is_what_the_app_keeps(tmp_path: Path) -> None:
     slow._finish("too slow to measure within 5 s")
     kept = memory.record("slow", slow.to_json())
     assert kept is not None and kept.tuned is None and "too slow" in kept.why
+    broken = SpeedTrial(st, parse_tune_spec("fa=off"))
+    broken.fail("measuring failed: llama_decode returned -3")
+    failed = memory.record("broken", broken.to_json())
+    assert failed is not None and failed.tuned is None and "returned -3" in failed.why
     assert memory.record("busy", {"state": "measuring"}) is None
     assert memory.lookup("busy") is None
 
