@@ -225,6 +225,7 @@ class FieldState:
     name: str
     value: Any
     pinned: bool
+    measured: bool = False  # automatic, from what this computer measured fastest
 
 
 def field_state(plan: LaunchPlan, pins: Pins, name: str) -> FieldState:
@@ -236,7 +237,18 @@ def field_state(plan: LaunchPlan, pins: Pins, name: str) -> FieldState:
     if name == "tensor_split" and not value:
         # One GPU, or none on the GPUs: llama.cpp's default is an even split.
         value = tuple(1.0 for _ in plan.gpus)
-    return FieldState(name, value, False)
+    return FieldState(name, value, False, _measured(plan, name, value))
+
+
+def _measured(plan: LaunchPlan, name: str, value: Any) -> bool:
+    """Whether the plan took ``name``'s value from the speed trial, where it is not the
+    default it would otherwise have (app/planner/speed.py)."""
+    t = plan.wishes.tuned
+    if t is None:
+        return False
+    ours = {"flash_attn": (t.flash_attn, "on"), "cache_type_k": (t.cache_type, "f16"),
+            "cache_type_v": (t.cache_type, "f16"), "n_ubatch": (t.n_ubatch, 512)}.get(name)
+    return ours is not None and value == ours[0] != ours[1]
 
 
 def field_states(plan: LaunchPlan, pins: Pins) -> dict[str, FieldState]:

@@ -116,7 +116,10 @@ class Field:
         if blamed:
             self.state.setText(tr("pinned: does not fit"))
         else:
-            self.state.setText(tr("pinned") if state.pinned else tr("automatic"))
+            self.state.setText(tr("pinned") if state.pinned else
+                               tr("measured") if state.measured else tr("automatic"))
+        self.state.setToolTip(tr("The fastest for this model on this computer, measured at its "
+                                 "first load") if state.measured and not state.pinned else "")
         self.reset.setEnabled(state.pinned)
         set_tone(self.label, "danger" if blamed else "")
         set_tone(self.state, "danger" if blamed else "info" if state.pinned else "muted")

@@ -3903,6 +3903,14 @@ Die Antworten kommen von diesem Server; auf diesem Computer läuft dafür nichts
         <translation>automatisch</translation>
     </message>
     <message>
+        <source>measured</source>
+        <translation>gemessen</translation>
+    </message>
+    <message>
+        <source>The fastest for this model on this computer, measured at its first load</source>
+        <translation>Auf diesem Computer für dieses Modell am schnellsten, gemessen beim ersten Laden</translation>
+    </message>
+    <message>
         <source>{value} of {top}</source>
         <translation>{value} von {top}</translation>
     </message>

@@ -167,3 +167,16 @@ def test_a_damaged_file_costs_a_measurement_not_a_load(llama8b: str, tmp_path: P
         (tmp_path / "speed.json").write_text(body)
         assert s.memory.lookup(key) is None
         assert "--tune-speed" in plan_args(prepare(llama8b, s).plan)
+
+
+def test_the_panel_says_which_settings_were_measured(llama8b: str, tmp_path: Path) -> None:
+    from app.loading.tuning import field_states
+
+    s = sense(tmp_path)
+    first = prepare(llama8b, s)
+    assert not any(f.measured for f in field_states(first.plan, Pins()).values())
+    record_speed(first.plan, s, first.build.key, chosen(fa="off", ub=1024))
+    fields = field_states(prepare(llama8b, s).plan, Pins())
+    assert {n for n, f in fields.items() if f.measured} == {"flash_attn", "n_ubatch"}
+    pinned = field_states(prepare(llama8b, s).plan, Pins(n_ubatch=256))
+    assert pinned["n_ubatch"].pinned and not pinned["n_ubatch"].measured
