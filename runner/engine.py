@@ -247,7 +247,8 @@ class Model:
     @classmethod
     def load_draft(cls, settings: LoadSettings, target: Model) -> Model:
         """The draft model for speculative decoding, beside ``target``: the same context size,
-        slots and KV types, on the GPU when the target uses one (--spec-draft-ngl)."""
+        slots and KV types, on the first GPU when the target uses one (--spec-draft-ngl), as
+        the app's plan counts it, not split over several."""
         from dataclasses import replace
 
         assert settings.draft_model
@@ -257,7 +258,7 @@ class Model:
         draft = cls.load(replace(
             settings, model=settings.draft_model, n_gpu_layers=ngl, mmproj=None, n_cpu_moe=0,
             tensor_split=(), rpc=(), ctx_size=target.n_ctx, spec_type="none", draft_model=None,
-            threads=threads, threads_batch=threads))
+            threads=threads, threads_batch=threads, first_gpu_only=True))
         why = draft.cannot_draft_for(target)
         if why:
             draft.close()

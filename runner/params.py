@@ -25,7 +25,10 @@ def model_params(settings: LoadSettings, keep: list[Any]) -> Any:
     mp.n_gpu_layers = settings.n_gpu_layers if settings.n_gpu_layers >= 0 else 2**30
     # 0.3.36 has no use_mmap/use_mlock fields (ctypes would accept them silently): load_mode.
     mp.load_mode = (1 if settings.mmap else 0) + (2 if settings.mlock else 0)
-    if settings.tensor_split:
+    if settings.first_gpu_only:
+        mp.split_mode = llama_cpp.LLAMA_SPLIT_MODE_NONE
+        mp.main_gpu = 0
+    elif settings.tensor_split:
         n = llama_cpp.llama_max_devices()
         arr = (ctypes.c_float * n)(*settings.tensor_split[:n])
         keep.append(arr)

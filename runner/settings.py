@@ -77,6 +77,9 @@ class LoadSettings:
     # kv=f16,q8_0;ub=256,512,1024", each part optional; "" measures nothing.
     tune_speed: str = ""
     tune_budget: float = 5.0
+    # The whole model on the first GPU rather than split over all of them: a draft model, where
+    # the app's plan counts it (app/planner/memory.py draft_bytes). No flag: load_draft sets it.
+    first_gpu_only: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

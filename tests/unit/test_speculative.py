@@ -45,3 +45,20 @@ def test_a_repeated_token_drafts_its_repeats() -> None:
     # The n-gram just written has no follower yet: the latest one that has is used.
     index = NgramIndex(1)
     assert index.draft([7, 5, 5, 5], 5, 3) == [5]
+
+
+def test_a_draft_model_goes_whole_to_the_first_gpu_as_the_plan_counts_it() -> None:
+    """The app's plan puts a draft's weights, cache and compute on the first GPU with the
+    model's layers (app/planner/memory.py draft_bytes); llama.cpp would otherwise split it over
+    every GPU by their free memory."""
+    import llama_cpp
+
+    from runner.params import model_params
+    from runner.settings import LoadSettings
+
+    keep: list[object] = []
+    draft = model_params(LoadSettings(model="d.gguf", first_gpu_only=True,
+                                      tensor_split=(1.0, 1.0)), keep)
+    assert (draft.split_mode, draft.main_gpu) == (llama_cpp.LLAMA_SPLIT_MODE_NONE, 0)
+    model = model_params(LoadSettings(model="m.gguf", tensor_split=(1.0, 1.0)), keep)
+    assert model.split_mode == llama_cpp.LLAMA_SPLIT_MODE_LAYER
