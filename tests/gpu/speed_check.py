@@ -99,7 +99,11 @@ def timed_replies(env: check.Env, native: bool, model: str, flags: list[str], lo
         if not native:
             _, status = server.get("/runner/status")
         spec = status.get("speculative") if isinstance(status, dict) else None
-        return {"tps": statistics.median(speeds), "rounds": speeds, "speculative": spec}
+        # Where the draft's buffers went (the plan puts all of them on the first GPU).
+        memory = status.get("memory") if isinstance(status, dict) else None
+        drafted = [m for m in memory or [] if isinstance(m, dict) and m.get("draft")]
+        return {"tps": statistics.median(speeds), "rounds": speeds, "speculative": spec,
+                "draft_memory": drafted}
     finally:
         server.stop()
 
