@@ -287,7 +287,12 @@ def predict_counts(model: ModelInfo, s: Settings, devices: Sequence[Device],
         proj[projector_slot(counts)] = projector_bytes(model, s)
     drafts = [0] * (n_gpus + 1)
     if model.draft is not None:  # the runner puts it where the projector goes
-        drafts[projector_slot(counts)] = draft_bytes(model, s)
+        slot = projector_slot(counts)
+        if slot < n_gpus:
+            drafts[slot] = draft_gpu_bytes(model, s)
+            drafts[n_gpus] = model.draft.model.input_bytes
+        else:
+            drafts[slot] = draft_bytes(model, s)
 
     usages: list[Usage] = []
     cpu_device = next((d for d in devices if d.kind == "cpu"), None)
@@ -321,6 +326,13 @@ def draft_bytes(model: ModelInfo, s: Settings) -> int:
     d = model.draft.model
     return (d.total_bytes + sum(layer_kv_bytes(d, layer, s) for layer in d.layers)
             + compute_bytes(d, s))
+
+
+def draft_gpu_bytes(model: ModelInfo, s: Settings) -> int:
+    """What of :func:`draft_bytes` a GPU holds: all but the token embeddings, which stay in RAM
+    as the model's own do (measured on an H200: a 1.9 GB pair's draft put its 131 MB of
+    embeddings on the CPU and the rest on CUDA0; docs/gpu.md)."""
+    return draft_bytes(model, s) - (model.draft.model.input_bytes if model.draft else 0)
 
 
 def projector_bytes(model: ModelInfo, s: Settings) -> int:

@@ -28,6 +28,7 @@ from app.planner.memory import (
     backend_overhead,
     compute_bytes,
     draft_bytes,
+    draft_gpu_bytes,
     gpu_compute_bytes,
     layer_kv_bytes,
     offloaded,
@@ -272,7 +273,7 @@ class _Search:
             c = int(c * corr.compute) + corr.compute_extra
         # A projector and a draft model go to the first GPU with the layers (projector_slot):
         # room for them first, so the layers that fit are counted without their space.
-        beside = projector_bytes(self.m, s) + draft_bytes(self.m, s) if g == 0 else 0
+        beside = projector_bytes(self.m, s) + draft_gpu_bytes(self.m, s) if g == 0 else 0
         return c + backend_overhead(self.m, s, dev) + beside
 
     def fill(self, s: Settings, cap: int, n_cpu_moe: int) -> tuple[int, ...]:

@@ -105,7 +105,8 @@ def test_the_plan_counts_the_draft_where_the_runner_puts_it(llama8b: ModelInfo,
     alone = plan(llama8b, report, Wishes())
     drafting = plan(replace(llama8b, draft=DraftInfo(draft, 1.3)), report, Wishes())
     gpu, cpu = drafting.devices[0].usage, drafting.devices[-1].usage
-    assert gpu.draft > 500 * 2**20 and cpu.draft == 0
+    # All of it on the GPU but its token embeddings, which stay in RAM as the model's own do.
+    assert gpu.draft > 500 * 2**20 and cpu.draft == draft.input_bytes > 0
     assert gpu.total - gpu.draft <= alone.devices[0].usage.total
     reason = next(r for r in drafting.reasons if r.code == "draft")
     assert reason.params["where"] == drafting.devices[0].device.name
