@@ -111,11 +111,12 @@ def base_turn(figures: dict[Candidate, Figures]) -> float:
     return turn(f.prompt_tps, f.gen_tps)
 
 
-@pytest.mark.parametrize("run", [2, 3])
+@pytest.mark.parametrize("run", [2, 3, 4, 5])
 def test_the_h200_trials_choose_as_recorded(run: int) -> None:
     """tests/gpu/speed_check.py on an H200 (docs/gpu.md): Llama 3.1 8B's shape, every layer on
-    the GPU. Its figures, chosen by today's rule, give the choice the runner made there: a
-    micro-batch of 1,024 (prompts about 14% faster), flash attention on, an f16 cache."""
+    the GPU. Its figures, chosen by today's rule, give the choice the runner made there: flash
+    attention on and an f16 cache; a larger micro-batch where it read prompts at least 5%
+    faster (1,024 in runs 2 and 3, 2,048 in run 5, where 2,048 was measured too)."""
     import json
 
     data = json.loads((Path(__file__).parents[1] / "fixtures" / "gpu" /
@@ -127,5 +128,6 @@ def test_the_h200_trials_choose_as_recorded(run: int) -> None:
     base = Candidate(**trial["base"])
     got = choose(base, figures)
     assert got.chosen == Candidate(trial["chosen"]["flash_attn"], trial["chosen"]["cache_type"],
-                                   trial["chosen"]["n_ubatch"]) == Candidate("on", "f16", 1024)
+                                   trial["chosen"]["n_ubatch"])
+    assert (got.chosen.flash_attn, got.chosen.cache_type) == ("on", "f16")
     assert got.gain == pytest.approx(trial["gain"], abs=0.001)
