@@ -91,7 +91,10 @@ def test_loaded_while_a_core_is_busy_it_measures_with_the_program_running(
     with busy_cores():
         r = _ready(start_runner, *ADAPT)
         st = _threads(r)
-    assert st["measured_busy_cores"] >= 0.5, json.dumps(st)
+    # The program shares the cores with the runner's own threads while they measure, so it
+    # gets less than a whole core (0.47 was seen under CI's load); an idle machine reads
+    # under 0.1.
+    assert st["measured_busy_cores"] >= 0.3, json.dumps(st)
     _fastest(st)
 
 
