@@ -661,9 +661,8 @@ def _getting_models(parent: QObject, core: _Core, current: list[AppSettings]) ->
         lambda: [row.path for row in local.rows()], SpecMemory(), this_computer())
     # Flash attention, the KV cache type and the micro-batch as this computer measured them.
     from app.loading.speed import SpeedSense
-    from app.planner.speed import SpeedMemory
 
-    core.loader.speed = core.tuning.speed = SpeedSense(SpeedMemory(), this_computer())
+    core.loader.speed = core.tuning.speed = SpeedSense.here()
     server, configure_runner = _model_server(parent, core, current)
     return _Models(hub_client, hub, local, downloads, server, configure_runner)
 

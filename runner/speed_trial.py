@@ -21,6 +21,7 @@ it is at least :data:`MIN_GAIN` faster: a noisy tie keeps what the plan chose.
 from __future__ import annotations
 
 import logging
+import math
 import statistics
 import time
 from collections.abc import Generator
@@ -101,9 +102,10 @@ def choose(base: Candidate, figures: dict[Candidate, Figures]) -> Choice:
     """The fastest attention settings by a turn's time, and the fastest micro-batch by prompt
     speed, each only where it beats the load's own by :data:`MIN_GAIN`."""
     b = figures.get(base)
-    if b is None or b.turn_s == float("inf"):
+    if b is None or not math.isfinite(b.turn_s):
         return Choice(base, 1.0)
-    attn = [c for c, f in figures.items() if c.n_ubatch == base.n_ubatch and f.turn_s < 1e308]
+    attn = [c for c, f in figures.items()
+            if c.n_ubatch == base.n_ubatch and math.isfinite(f.turn_s)]
     best = min(attn, key=lambda c: figures[c].turn_s)
     if b.turn_s / figures[best].turn_s < MIN_GAIN:
         best = base
@@ -299,7 +301,7 @@ class SpeedTrial:
         self.close()
         self.state = "done"
         self.why = why
-        measured = {c: f for c, f in self.figures.items() if f.turn_s < float("inf")}
+        measured = {c: f for c, f in self.figures.items() if math.isfinite(f.turn_s)}
         if not why and (self.base not in measured or len(measured) < 2):
             self.why = "too little measured"
         if not self.why:

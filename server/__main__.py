@@ -113,7 +113,6 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
     from app.loading.drafts import DraftSense, this_computer
     from app.loading.speed import SpeedSense
     from app.planner.speculation import SpecMemory
-    from app.planner.speed import SpeedMemory
     from app.runtimes.select import RuntimeSelection
     from app.settings import load_settings
     from runner.connections import ConnectionGuard, guarded_protocol
@@ -136,7 +135,7 @@ def _serve(sock: socket.socket, key: str, args: argparse.Namespace, loopback_onl
 
     # The speed settings the window's loads measured on this computer; the server measures
     # none itself (a trial context beside a model could take memory other models hold).
-    speed = SpeedSense(SpeedMemory(), this_computer(), measure=False)
+    speed = SpeedSense.here(measure=False)
 
     def plan(*a: Any, **kw: Any) -> Any:
         return plan_alone(*a, probe=not args.no_dry_run, speed=speed, **kw)

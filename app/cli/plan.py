@@ -87,15 +87,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _speed() -> SpeedSense:
-    """The speed settings this computer measured, as the window plans with them (and asks to
-    measure where none were)."""
-    from app.loading.drafts import this_computer
-    from app.planner.speed import SpeedMemory
-
-    return SpeedSense(SpeedMemory(), this_computer())
-
-
 def _context(text: str) -> int | str:
     if text in ("fit", "max"):
         return text
@@ -162,7 +153,8 @@ def main(argv: list[str]) -> int:
             store=None if args.ignore_measurements else CorrectionStore(), build=build,
             probe=None if recorded or args.no_probe else run_probe, token=token, model=remote,
             workers=[normalize(e) for e in args.rpc.split(",") if e.strip()],
-            speed=None if args.ignore_measurements or recorded else _speed())
+            # The speed settings this computer measured, as the window plans with them.
+            speed=None if args.ignore_measurements or recorded else SpeedSense.here())
     except (GGUFError, PlannerError, RunnerDevicesError, OSError, ValueError,
             CancelledError) as exc:
         print(f"hearth plan: {exc}", file=sys.stderr)

@@ -33,6 +33,13 @@ class SpeedSense:
     computer: str = ""
     measure: bool = True
 
+    @classmethod
+    def here(cls, measure: bool = True) -> SpeedSense:
+        """This computer's verdicts, in the cache folder."""
+        from app.loading.drafts import this_computer
+
+        return cls(SpeedMemory(), this_computer(), measure)
+
 
 def lookup(result: LaunchPlan, sense: SpeedSense, runtime: str) -> Verdict | None:
     return sense.memory.lookup(speed_key(result.model, runtime, sense.computer,

@@ -24,7 +24,13 @@ from app.i18n import T_, Text
 from app.planner import wording
 from app.planner.devices import choose_gpus, devices_for
 from app.planner.memory import KV_TYPES, Correction, predict
-from app.planner.plan import LaunchPlan, plan
+from app.planner.plan import (
+    DEFAULT_CACHE_TYPE,
+    DEFAULT_FLASH_ATTN,
+    DEFAULT_UBATCH,
+    LaunchPlan,
+    plan,
+)
 from app.planner.types import Device, DeviceBreakdown, MiB, Pins, Reason, Usage, Wishes
 
 if TYPE_CHECKING:
@@ -246,8 +252,10 @@ def _measured(plan: LaunchPlan, name: str, value: Any) -> bool:
     t = plan.wishes.tuned
     if t is None:
         return False
-    ours = {"flash_attn": (t.flash_attn, "on"), "cache_type_k": (t.cache_type, "f16"),
-            "cache_type_v": (t.cache_type, "f16"), "n_ubatch": (t.n_ubatch, 512)}.get(name)
+    ours = {"flash_attn": (t.flash_attn, DEFAULT_FLASH_ATTN),
+            "cache_type_k": (t.cache_type, DEFAULT_CACHE_TYPE),
+            "cache_type_v": (t.cache_type, DEFAULT_CACHE_TYPE),
+            "n_ubatch": (t.n_ubatch, DEFAULT_UBATCH)}.get(name)
     return ours is not None and value == ours[0] != ours[1]
 
 

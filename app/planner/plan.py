@@ -55,6 +55,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CTX_STEP = 256  # llama.cpp pads the context to 256 cells; finer steps buy nothing
+# What a plan starts from where the person pinned nothing and nothing was measured
+# (app/planner/speed.py): the offload panel tells a measured value from these.
+DEFAULT_FLASH_ATTN = "on"
+DEFAULT_CACHE_TYPE = "f16"
+DEFAULT_UBATCH = 512
 
 
 @dataclass(frozen=True)
@@ -190,12 +195,12 @@ class _Search:
         t = self.w.tuned
         n_batch = p.n_batch or max(2048 if self.gpus else 512,
                                    t.n_batch if t and not p.n_ubatch else 0)
-        n_ubatch = min(p.n_ubatch or (t.n_ubatch if t else 512), n_batch)
+        n_ubatch = min(p.n_ubatch or (t.n_ubatch if t else DEFAULT_UBATCH), n_batch)
         threads = p.n_threads or self.start_threads
-        fa = p.flash_attn or (t.flash_attn if t else "on")
+        fa = p.flash_attn or (t.flash_attn if t else DEFAULT_FLASH_ATTN)
         # A measured KV type only where the person chose neither and it can be used.
         kv = t.cache_type if t and not (p.cache_type_k or p.cache_type_v) and \
-            (fa == "on" or t.cache_type not in QUANTIZED_KV) else "f16"
+            (fa == "on" or t.cache_type not in QUANTIZED_KV) else DEFAULT_CACHE_TYPE
         return Settings(
             n_gpu_layers=0,
             n_ctx=4096,

@@ -113,6 +113,8 @@ def tune_spec(result: LaunchPlan) -> str:
     the values this plan has memory for, both to load with later and to measure now in a small
     context beside the model; "" when there is nothing to measure."""
     s, pins = result.settings, result.wishes.pins
+    if not _room(result, s):  # no trial context fits beside the model at all
+        return ""
     fa: list[str] = []
     kv: list[str] = []
     ub: list[int] = []
@@ -133,7 +135,7 @@ def tune_spec(result: LaunchPlan) -> str:
             if x != s.n_ubatch and x <= most and \
                     _room(result, replace(s, n_ubatch=x, n_batch=max(s.n_batch, x))):
                 ub.append(x)
-    if not (fa or kv or ub) or not _room(result, s):
+    if not (fa or kv or ub):
         return ""
     parts = [f"{name}={','.join(str(v) for v in values)}"
              for name, values in (("fa", fa), ("kv", kv), ("ub", ub)) if values]

@@ -71,6 +71,17 @@ def fakes(qtbot: Any) -> Iterator[Any]:
     window.close()
 
 
+def unload(qtbot: Any, window: Any) -> None:
+    """Press Unload and wait until the runner has stopped."""
+    from PySide6.QtCore import Qt
+
+    from app.services.runner_process import RunnerState
+
+    with qtbot.waitSignal(window.runner.state_changed, timeout=10_000,
+                          check_params_cb=lambda s: s == RunnerState.STOPPED):
+        qtbot.mouseClick(window.unload_btn, Qt.MouseButton.LeftButton)
+
+
 def load(qtbot: Any, window: Any, model: str, timeout: int = 30_000) -> None:
     from app.services.runner_process import RunnerState
 

@@ -25,7 +25,7 @@ from app.planner.corrections import CorrectionStore, model_key
 from app.planner.threads import ThreadMemory
 from app.services.runner_process import RunnerState
 from tests.fixtures.models import TINY, model_path
-from tests.gui.conftest import load
+from tests.gui.conftest import load, unload
 from tests.unit.loading.stand_in import alive, make_stand_in
 from tests.unit.planner.conftest import load_report
 
@@ -171,9 +171,7 @@ def test_load_is_measured_and_the_next_plan_uses_it(qtbot: Any, make_window: Any
             [(thread_shape(window.loader.plan), threads["threads"])]
 
     # Unload and load again: the plan starts from the measured figures and says so.
-    with qtbot.waitSignal(window.runner.state_changed, timeout=10_000,
-                          check_params_cb=lambda s: s == RunnerState.STOPPED):
-        qtbot.mouseClick(window.unload_btn, Qt.MouseButton.LeftButton)
+    unload(qtbot, window)
     load(qtbot, window, long_model)
     assert window.loader.applied == expected
     assert any("earlier load" in r for r in window.loader.plan.reason_texts())
@@ -331,9 +329,7 @@ def test_a_draft_in_the_library_is_measured_once_and_then_used_as_measured(
     kept = json.loads(memory.path.read_text())["entries"]
     assert [(e["gain"], e["kept"]) for e in kept] == [(trial["gain"], trial["kept"])]
 
-    with qtbot.waitSignal(window.runner.state_changed, timeout=10_000,
-                          check_params_cb=lambda s: s == RunnerState.STOPPED):
-        qtbot.mouseClick(window.unload_btn, Qt.MouseButton.LeftButton)
+    unload(qtbot, window)
     load(qtbot, window, target)
     args = window.runner._launch.args
     assert "--spec-measure" not in args
@@ -375,9 +371,7 @@ def test_speed_settings_are_measured_once_in_the_background_and_then_planned_fro
             (trial["chosen"]["flash_attn"], trial["chosen"]["n_ubatch"])
     assert memory.lookup(json.loads(memory.path.read_text())["entries"][0]["key"]) == verdict
 
-    with qtbot.waitSignal(window.runner.state_changed, timeout=10_000,
-                          check_params_cb=lambda s: s == RunnerState.STOPPED):
-        qtbot.mouseClick(window.unload_btn, Qt.MouseButton.LeftButton)
+    unload(qtbot, window)
     load(qtbot, window, path)
     args = window.runner._launch.args
     assert "--tune-speed" not in args
