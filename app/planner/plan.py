@@ -538,8 +538,10 @@ class _Search:
                 "where": self.gpus[0].name if on_gpu else None}))
         if m.draft is not None:
             on_gpu = lay.ngl > 0 and bool(self.gpus)
+            # On a GPU, what the bar shows there: its token embeddings stay in RAM.
             r.append(Reason("draft", {
-                "bytes": draft_bytes(m, s), "file": os.path.basename(m.draft.path),
+                "bytes": draft_gpu_bytes(m, s) if on_gpu else draft_bytes(m, s),
+                "file": os.path.basename(m.draft.path),
                 "where": self.gpus[0].name if on_gpu else None, "gain": m.draft.gain}))
         tuned_kv = self.w.tuned is not None and self.w.tuned.cache_type == s.cache_type_k
         if s.cache_type_k in QUANTIZED_KV and not self.p.cache_type_k and not tuned_kv:

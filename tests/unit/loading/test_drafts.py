@@ -110,6 +110,7 @@ def test_the_plan_counts_the_draft_where_the_runner_puts_it(llama8b: ModelInfo,
     assert gpu.total - gpu.draft <= alone.devices[0].usage.total
     reason = next(r for r in drafting.reasons if r.code == "draft")
     assert reason.params["where"] == drafting.devices[0].device.name
+    assert reason.params["bytes"] == gpu.draft  # the sentence and the bar agree
     assert "1.30×" in reason_text(reason)
     on_cpu = plan(replace(llama8b, draft=DraftInfo(draft)), report, Wishes(cpu_only=True))
     assert on_cpu.devices[-1].usage.draft > 500 * 2**20
